@@ -1,0 +1,48 @@
+"""Settings read from the environment (prefix TIERLINE_); every field is listed in README."""
+
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+class Settings(BaseSettings):
+    """Runtime configuration; defaults serve the seeded catalog from ./tierline.db."""
+
+    model_config = SettingsConfigDict(env_prefix="TIERLINE_", env_file=".env", extra="ignore")
+
+    database_url: str = "sqlite:///./tierline.db"
+    host: str = "127.0.0.1"
+    port: int = Field(default=8000, ge=1, le=65535)
+    workers: int = Field(default=1, ge=1, le=64)
+    seed_on_start: bool = True
+    templates_dir: Path = PROJECT_ROOT / "templates"
+    static_dir: Path = PROJECT_ROOT / "static"
+    seed_dir: Path = PROJECT_ROOT / "seed_data"
+    docs_dir: Path = PROJECT_ROOT / "docs"
+    # Signs the admin session cookie; set it in production so sessions survive restarts
+    # and are shared by every worker.
+    secret_key: str = "change-me-in-production"
+    db_connect_timeout_s: float = Field(default=3.0, gt=0)
+    max_body_bytes: int = Field(default=1_048_576, gt=0)
+    max_import_bytes: int = Field(default=10_485_760, gt=0)
+    login_attempts_per_minute: int = Field(default=10, ge=1)
+    forwarded_allow_ips: str = "127.0.0.1"
+    log_level: str = "info"
+    # Cost assumptions the engine quotes by default.
+    amortization_years: float = Field(default=3.0, gt=0)
+    electricity_usd_per_kwh: float = Field(default=0.15, ge=0)
+    pue: float = Field(default=1.3, ge=1)
+
+    @property
+    def is_sqlite(self) -> bool:
+        return self.database_url.startswith("sqlite")
+
+
+@lru_cache
+def get_settings() -> Settings:
+    """Process-wide settings, read once from the environment."""
+    return Settings()

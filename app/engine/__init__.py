@@ -1,0 +1,52 @@
+"""tierline's calculation engine: fit, parallel plan, speed and cost. Standard library only."""
+
+from .errors import EngineInputError
+from .estimate import estimate
+from .params import model_spec_from_hf_config
+from .precision import KV_BITS, PRECISIONS, Precision, rule_of_thumb_gb
+from .results import (
+    CostFigures,
+    Estimate,
+    Finding,
+    MemoryBreakdown,
+    ParallelPlan,
+    Throughput,
+    TrainingFigures,
+)
+from .runtime import RUNTIMES
+from .specs import (
+    AcceleratorSpec,
+    BuildSpec,
+    CostAssumptions,
+    InterNodeLink,
+    IntraNodeLink,
+    ModelSpec,
+    Workload,
+)
+from .tiers import derive_tier
+
+__all__ = [
+    "KV_BITS",
+    "PRECISIONS",
+    "RUNTIMES",
+    "AcceleratorSpec",
+    "BuildSpec",
+    "CostAssumptions",
+    "CostFigures",
+    "EngineInputError",
+    "Estimate",
+    "Finding",
+    "InterNodeLink",
+    "IntraNodeLink",
+    "MemoryBreakdown",
+    "ModelSpec",
+    "ParallelPlan",
+    "Precision",
+    "Throughput",
+    "TrainingFigures",
+    "Workload",
+    "derive_tier",
+    "estimate",
+    "model_spec_from_hf_config",
+    "rule_of_thumb_gb",
+]

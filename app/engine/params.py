@@ -1,0 +1,253 @@
+"""Parameter counts from architecture fields, and ModelSpec from a Hugging Face config.json."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from .errors import EngineInputError
+
+if TYPE_CHECKING:
+    from .specs import ModelSpec
+
+
+def _attention_params(m: ModelSpec) -> int:
+    h, nh = m.hidden_size, m.num_attention_heads
+    if m.kv_lora_rank:
+        rope = m.qk_rope_head_dim or 0
+        nope = m.qk_nope_head_dim or 0
+        v = m.v_head_dim or nope
+        qk = nope + rope
+        if m.q_lora_rank:
+            # q_a (h -> q_lora), its RMSNorm, q_b (q_lora -> heads x (nope + rope))
+            q = h * m.q_lora_rank + m.q_lora_rank + m.q_lora_rank * nh * qk
+        else:
+            q = h * nh * qk
+        # kv_a (h -> latent + shared rope key), its RMSNorm, kv_b (latent -> heads x (nope + v))
+        kv = h * (m.kv_lora_rank + rope) + m.kv_lora_rank + m.kv_lora_rank * nh * (nope + v)
+        return q + kv + nh * v * h
+    hd, nkv = m.head_dim, m.num_key_value_heads
+    params = h * nh * hd + 2 * h * nkv * hd + nh * hd * h
+    if m.attention_bias:
+        params += (nh + 2 * nkv) * hd + h
+    return params
+
+
+def derive_model_quantities(m: ModelSpec) -> dict[str, Any]:
+    """Every per-model number the estimate needs, computed once per ModelSpec."""
+    h, layers = m.hidden_size, m.num_hidden_layers
+    norms = 2 * h  # two RMSNorm weight vectors per block
+    attn = _attention_params(m) + norms
+    dense_mlp = 3 * h * m.intermediate_size  # gated MLP: gate, up, down
+    is_moe = m.n_routed_experts > 0 and m.num_experts_per_tok > 0
+    if is_moe:
+        moe_i = m.moe_intermediate_size or m.intermediate_size
+        expert = 3 * h * moe_i
+        shared_i = m.shared_expert_intermediate_size
+        if shared_i is None:
+            shared_i = m.n_shared_experts * moe_i
+        router = h * m.n_routed_experts
+        moe_fixed = 3 * h * shared_i + router
+        after = max(layers - m.first_k_dense_replace, 0)
+        freq = max(m.moe_layer_freq, 1)
+        # Llama 4 Maverick: interleave step 2 puts MoE on every second layer (1, 3, 5 ...).
+        moe_layers = after // freq if freq > 1 else after
+    else:
+        expert = moe_fixed = moe_layers = 0
+    dense_layers = layers - moe_layers
+    embed = m.vocab_size * h
+    head = 0 if m.tie_word_embeddings else m.vocab_size * h
+    body_total = (
+        layers * attn
+        + dense_layers * dense_mlp
+        + moe_layers * (moe_fixed + m.n_routed_experts * expert)
+    )
+    body_active = (
+        layers * attn
+        + dense_layers * dense_mlp
+        + moe_layers * (moe_fixed + m.num_experts_per_tok * expert)
+    )
+    # Matmul weights touched per token: the input embedding is a row lookup, not a matmul, but
+    # the output projection reads the whole vocab x hidden matrix even when it is tied.
+    matmul_active = body_active + m.vocab_size * h
+    if m.kv_lora_rank:
+        kv_elems = m.kv_lora_rank + (m.qk_rope_head_dim or 0)
+        nope = m.qk_nope_head_dim or 0
+        # Absorbed MLA decode: scores over latent+rope, values over latent, for every head.
+        attn_flops = 2.0 * m.num_attention_heads * (2 * m.kv_lora_rank + (m.qk_rope_head_dim or 0))
+        del nope
+    else:
+        kv_elems = 2 * m.num_key_value_heads * m.head_dim
+        attn_flops = 4.0 * m.num_attention_heads * m.head_dim  # QK^T and AV, 2 FLOPs per MAC
+    return {
+        "attention_params_per_layer": attn,
+        "dense_mlp_params": dense_mlp,
+        "expert_params": expert,
+        "moe_layer_fixed_params": moe_fixed,
+        "moe_layers": moe_layers,
+        "dense_layers": dense_layers,
+        "embedding_params": embed,
+        "lm_head_params": head,
+        "params_total": body_total + embed + head + h,  # + final norm
+        # "Activated parameters" as Qwen, Mixtral and Llama publish them: embeddings included.
+        "params_active": body_active + embed + head + h,
+        "params_active_matmul": matmul_active,
+        "kv_elements_per_token_layer": kv_elems,
+        "attention_flops_per_context_token": attn_flops,
+    }
+
+
+# ---------------------------------------------------------------- Hugging Face config.json
+
+
+def _get(cfg: Mapping[str, Any], *names: str, default: Any = None) -> Any:
+    for n in names:
+        if n in cfg and cfg[n] is not None:
+            return cfg[n]
+    return default
+
+
+def _req_int(cfg: Mapping[str, Any], *names: str, minimum: int = 1) -> int:
+    value = _get(cfg, *names)
+    if value is None:
+        raise EngineInputError(names[0], "missing from config")
+    if isinstance(value, bool) or not isinstance(value, int | float) or int(value) != value:
+        raise EngineInputError(names[0], f"must be an integer, got {value!r}")
+    if value < minimum:
+        raise EngineInputError(names[0], f"must be at least {minimum}, got {value}")
+    return int(value)
+
+
+def _opt_int(cfg: Mapping[str, Any], *names: str) -> int | None:
+    value = _get(cfg, *names)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or int(value) != value:
+        raise EngineInputError(names[0], f"must be an integer, got {value!r}")
+    return int(value)
+
+
+def _count_layer_types(cfg: Mapping[str, Any], layers: int) -> int | None:
+    types = cfg.get("layer_types")
+    if isinstance(types, list) and types:
+        return sum(1 for t in types[:layers] if "sliding" in str(t) or "chunked" in str(t))
+    return None
+
+
+def model_spec_from_hf_config(
+    config: Mapping[str, Any],
+    *,
+    name: str | None = None,
+    params_total_published: int | None = None,
+    params_active_published: int | None = None,
+) -> ModelSpec:
+    """Build a ModelSpec from a Hugging Face config.json dict (text_config is unwrapped)."""
+    from .specs import ModelSpec
+
+    if not isinstance(config, Mapping):
+        raise EngineInputError("config", "must be a JSON object")
+    outer = config
+    cfg: Mapping[str, Any] = config
+    if isinstance(config.get("text_config"), Mapping):
+        cfg = config["text_config"]  # Gemma 3, Llama 4, other multimodal wrappers
+    model_type = str(_get(cfg, "model_type", default=_get(outer, "model_type", default="")))
+    model_type = model_type.replace("_text", "")
+    layers = _req_int(cfg, "num_hidden_layers", "n_layer", "num_layers")
+    hidden = _req_int(cfg, "hidden_size", "n_embd", "d_model")
+    heads = _req_int(cfg, "num_attention_heads", "n_head")
+    kv_heads = _opt_int(cfg, "num_key_value_heads", "num_kv_heads") or heads
+    if kv_heads > heads or heads % kv_heads:
+        raise EngineInputError("num_key_value_heads", f"{kv_heads} does not divide {heads} heads")
+    head_dim = _opt_int(cfg, "head_dim")
+    if head_dim is None:
+        if hidden % heads:
+            raise EngineInputError("head_dim", "missing and hidden_size is not divisible by heads")
+        head_dim = hidden // heads
+    vocab = _req_int(cfg, "vocab_size")
+    default_tie = model_type.startswith("gemma")
+    tie = bool(
+        _get(
+            cfg,
+            "tie_word_embeddings",
+            default=_get(outer, "tie_word_embeddings", default=default_tie),
+        )
+    )
+    max_pos = _opt_int(cfg, "max_position_embeddings", "n_positions")
+
+    intermediate = _opt_int(cfg, "intermediate_size", "ffn_dim")
+    n_experts = _opt_int(cfg, "n_routed_experts", "num_local_experts", "num_experts") or 0
+    top_k = _opt_int(cfg, "num_experts_per_tok", "experts_per_token", "num_experts_per_token") or 0
+    n_shared = _opt_int(cfg, "n_shared_experts") or 0
+    moe_i = _opt_int(cfg, "moe_intermediate_size")
+    shared_i = _opt_int(cfg, "shared_expert_intermediate_size")
+    first_dense = _opt_int(cfg, "first_k_dense_replace") or 0
+    moe_freq = _opt_int(cfg, "moe_layer_freq", "decoder_sparse_step") or 1
+    if model_type == "llama4":
+        # Llama 4: intermediate_size is the expert width, intermediate_size_mlp the dense MLP.
+        moe_i = intermediate
+        intermediate = _opt_int(cfg, "intermediate_size_mlp") or intermediate
+        n_shared = 1
+        moe_freq = _opt_int(cfg, "interleave_moe_layer_step") or 1
+    elif n_experts and moe_i is None:
+        moe_i = intermediate  # Mixtral, gpt-oss: intermediate_size is per expert
+    if intermediate is None:
+        raise EngineInputError("intermediate_size", "missing from config")
+    mlp_only = cfg.get("mlp_only_layers")
+    if isinstance(mlp_only, list) and mlp_only and n_experts:
+        first_dense = max(first_dense, len(mlp_only))  # Qwen MoE dense layers (approximation)
+
+    kv_lora = _opt_int(cfg, "kv_lora_rank")
+    window = _opt_int(cfg, "sliding_window")
+    use_sw = cfg.get("use_sliding_window")
+    windowed = _count_layer_types(cfg, layers)
+    if windowed is None:
+        windowed = 0
+        if window:
+            if model_type == "gemma2" or model_type == "gpt_oss":
+                windowed = layers // 2 if model_type == "gpt_oss" else (layers + 1) // 2
+            elif model_type == "gemma3":
+                pattern = _opt_int(cfg, "sliding_window_pattern") or 6
+                windowed = layers - layers // pattern
+            elif use_sw is False:
+                windowed = 0
+            elif model_type in ("mistral", "mixtral") or use_sw:
+                windowed = layers
+    if model_type == "llama4" and not windowed:
+        chunk = _opt_int(cfg, "attention_chunk_size")
+        if chunk:
+            # Chunked local attention on 3 of every 4 layers (the NoPE layers are global); the
+            # cache for those layers is bounded like a sliding window of the chunk size.
+            window = chunk
+            windowed = layers - layers // 4
+    if not windowed:
+        window = None
+    attention_bias = bool(_get(cfg, "attention_bias", "qkv_bias", default=model_type == "qwen2"))
+    return ModelSpec(
+        name=name or str(_get(outer, "_name_or_path", "name", default=model_type or "model")),
+        num_hidden_layers=layers,
+        hidden_size=hidden,
+        num_attention_heads=heads,
+        num_key_value_heads=kv_heads,
+        head_dim=head_dim,
+        intermediate_size=intermediate,
+        vocab_size=vocab,
+        tie_word_embeddings=tie,
+        max_position_embeddings=max_pos,
+        n_routed_experts=n_experts,
+        num_experts_per_tok=top_k,
+        n_shared_experts=n_shared,
+        moe_intermediate_size=moe_i,
+        shared_expert_intermediate_size=shared_i,
+        first_k_dense_replace=first_dense,
+        moe_layer_freq=moe_freq,
+        kv_lora_rank=kv_lora,
+        q_lora_rank=_opt_int(cfg, "q_lora_rank"),
+        qk_rope_head_dim=_opt_int(cfg, "qk_rope_head_dim"),
+        qk_nope_head_dim=_opt_int(cfg, "qk_nope_head_dim"),
+        v_head_dim=_opt_int(cfg, "v_head_dim"),
+        sliding_window=window,
+        sliding_window_layers=windowed,
+        attention_bias=attention_bias,
+        params_total_published=params_total_published,
+        params_active_published=params_active_published,
+    )

@@ -1,0 +1,257 @@
+"""Memory per accelerator for a (tensor x pipeline) split, and the search for a split that fits."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from .precision import PRECISIONS, Precision, kv_bytes
+from .prep import GB, usable_fraction
+from .runtime import COMM_BUFFER_GB, MAX_TENSOR_PARALLEL, RUNTIMES, RuntimeProfile
+from .specs import BuildSpec, ModelSpec, Workload
+
+# Mixed-precision Adam: bf16 weights (2) + bf16 gradients (2) + fp32 master, m, v (12).
+TRAIN_WEIGHT_BYTES = 2.0
+TRAIN_GRAD_BYTES = 2.0
+TRAIN_OPTIMIZER_BYTES = 12.0
+# LoRA adapters (QLoRA paper): bf16 weights (2) + bf16 gradients (2) + fp32 Adam m, v (8).
+ADAPTER_STATE_BYTES = 12.0
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """Quantities shared by every candidate split (bytes, FLOPs, counts)."""
+
+    mode: str
+    precision: Precision
+    kv_precision: str
+    runtime: RuntimeProfile
+    usable_per_accel: float  # bytes
+    body_bytes: float  # all transformer layers
+    nonexpert_body_bytes: float  # attention + dense MLPs + shared experts + routers
+    expert_bytes: float  # one routed expert in one layer
+    embed_bytes: float
+    head_bytes: float  # output projection (the embedding again when tied)
+    head_params_bytes: float  # output projection stored separately (0 when tied)
+    kv_token_layer_bytes: float
+    full_layers: int
+    windowed_layers: int
+    window: int
+    kv_seq_bytes: float  # one sequence at context_tokens, all layers, window caps applied
+    act_hidden_bytes: float  # per in-flight token, before TP division of the MLP part
+    act_mlp_bytes: float
+    trainable_params: int
+    train_state_bytes_per_param: float
+
+
+@dataclass(frozen=True, slots=True)
+class Need:
+    """Bytes on the fullest accelerator, by component."""
+
+    weights: float
+    kv: float
+    activations: float
+    overhead: float
+    optimizer: float
+    gradients: float
+
+    @property
+    def total(self) -> float:
+        """Sum of the components."""
+        return (
+            self.weights
+            + self.kv
+            + self.activations
+            + self.overhead
+            + self.optimizer
+            + self.gradients
+        )
+
+
+def kv_tokens_weighted(p: Prepared, tokens: int) -> float:
+    """Layer-tokens held for one sequence of `tokens` (windowed layers capped)."""
+    return p.full_layers * tokens + p.windowed_layers * min(tokens, p.window)
+
+
+def prepare(build: BuildSpec, model: ModelSpec, workload: Workload) -> Prepared:
+    """Compute the per-call quantities (no plan yet)."""
+    mode = workload.mode
+    prec = PRECISIONS["nf4"] if mode == "qlora" else PRECISIONS[workload.precision]
+    runtime = RUNTIMES["pytorch"] if mode != "inference" else RUNTIMES[workload.runtime]
+    kv_name = workload.kv_cache_precision or prec.kv_default
+    wb = prec.bytes_per_weight
+    emb_b = 2.0 if prec.embeddings_16bit else wb
+    if mode == "training":
+        wb = emb_b = TRAIN_WEIGHT_BYTES if prec.bits_per_weight <= 16 else 4.0
+    m = model
+    layers = m.num_hidden_layers
+    nonexpert_params = (
+        layers * m.attention_params_per_layer
+        + m.dense_layers * m.dense_mlp_params
+        + m.moe_layers * m.moe_layer_fixed_params
+    )
+    body_params = nonexpert_params + m.moe_layers * m.n_routed_experts * m.expert_params
+    embed_bytes = m.embedding_params * emb_b
+    head_params_bytes = m.lm_head_params * emb_b
+    kv_b = kv_bytes(kv_name)
+    windowed = m.sliding_window_layers if m.sliding_window else 0
+    window = m.sliding_window or 0
+    kv_tl = m.kv_elements_per_token_layer * kv_b
+    full = layers - windowed
+    ctx = workload.context_tokens
+    kv_seq = kv_tl * (full * ctx + windowed * min(ctx, window))
+    moe_i = (m.moe_intermediate_size or m.intermediate_size) * m.num_experts_per_tok
+    mlp_width = max(m.intermediate_size if m.dense_layers else 0, moe_i)
+    trainable = 0
+    state_bytes = 0.0
+    if mode == "training":
+        trainable = m.params_total
+        state_bytes = TRAIN_GRAD_BYTES + TRAIN_OPTIMIZER_BYTES
+    elif mode in ("lora", "qlora"):
+        trainable = lora_params(m, workload.lora_rank)
+        state_bytes = ADAPTER_STATE_BYTES
+    return Prepared(
+        mode=mode,
+        precision=prec,
+        kv_precision=kv_name,
+        runtime=runtime,
+        usable_per_accel=build.accelerator.memory_gb
+        * GB
+        * usable_fraction(build, workload, runtime),
+        body_bytes=body_params * wb,
+        nonexpert_body_bytes=nonexpert_params * wb,
+        expert_bytes=m.expert_params * wb,
+        embed_bytes=embed_bytes,
+        head_bytes=m.vocab_size * m.hidden_size * emb_b,
+        head_params_bytes=head_params_bytes,
+        kv_token_layer_bytes=kv_tl,
+        full_layers=full,
+        windowed_layers=windowed,
+        window=window,
+        kv_seq_bytes=kv_seq,
+        # Hidden-state buffers (residual, norm out, attention out, QKV) in 16-bit.
+        act_hidden_bytes=(4 * m.hidden_size + 2 * m.num_attention_heads * m.head_dim) * 2.0,
+        act_mlp_bytes=3 * mlp_width * 2.0,  # gate, up and their product
+        trainable_params=trainable,
+        train_state_bytes_per_param=state_bytes,
+    )
+
+
+def lora_params(model: ModelSpec, rank: int) -> int:
+    """Adapter parameters: rank x (d_in + d_out) on every attention and dense-MLP projection."""
+    m = model
+    h = m.hidden_size
+    q_out = m.num_attention_heads * m.head_dim
+    kv_out = m.num_key_value_heads * m.head_dim
+    attn = (h + q_out) * 2 + (h + kv_out) * 2  # q, o, k, v
+    mlp = (h + m.intermediate_size) * 3  # gate, up, down
+    # MoE layers: adapters on attention only (expert adapters are unusual and huge).
+    per_layer_sum = m.num_hidden_layers * attn + m.dense_layers * mlp
+    return rank * per_layer_sum
+
+
+def kv_share(model: ModelSpec, tp: int) -> float:
+    """Share of a layer's KV cache one tensor-parallel rank holds."""
+    if model.kv_lora_rank:
+        return 1.0  # the MLA latent is not split by heads: every rank keeps all of it
+    return max(1.0 / tp, 1.0 / model.num_key_value_heads)
+
+
+def need_per_accel(
+    p: Prepared, model: ModelSpec, build: BuildSpec, workload: Workload, tp: int, pp: int, dp: int
+) -> Need:
+    """Bytes on the fullest accelerator of one replica split tp x pp, with dp replicas."""
+    layers = model.num_hidden_layers
+    lps = -(-layers // pp)
+    frac = lps / layers
+    edge = (
+        p.embed_bytes + p.head_params_bytes if pp == 1 else max(p.embed_bytes, p.head_params_bytes)
+    )
+    overhead = p.runtime.overhead_gb * GB
+    if build.accelerator.memory_kind == "unified":
+        overhead *= 0.5  # no separate CUDA context copy of host allocations
+    if tp * pp > 1:
+        overhead += COMM_BUFFER_GB * GB
+    if p.mode == "inference":
+        weights = (p.body_bytes * frac + edge) / tp
+        batch_r = -(-workload.batch // dp)
+        kv = batch_r * p.kv_seq_bytes * frac * kv_share(model, tp)
+        inflight = min(batch_r * workload.prompt_tokens, p.runtime.prefill_chunk_tokens)
+        act = inflight * (p.act_hidden_bytes + p.act_mlp_bytes / tp)
+        act += batch_r * model.vocab_size * 4.0 / tp  # fp32 logits of the last position
+        return Need(weights, kv, act, overhead, 0.0, 0.0)
+    # Training / fine-tuning: states sharded over tp x pp, then ZeRO over data parallel.
+    shard = tp * pp
+    zero = workload.zero_stage
+    weights = (p.body_bytes * frac + edge) / tp
+    if p.mode == "training":
+        n = model.params_total / shard
+        grads = n * TRAIN_GRAD_BYTES / (dp if zero >= 2 else 1)
+        optim = n * TRAIN_OPTIMIZER_BYTES / (dp if zero >= 1 else 1)
+        if zero >= 3:
+            weights /= dp
+    else:
+        n = p.trainable_params / shard
+        grads = n * 2.0
+        optim = n * (ADAPTER_STATE_BYTES - 2.0 - 2.0)
+        weights += n * 2.0  # the adapters themselves in bf16
+    act = training_activation_bytes(model, workload, tp, pp)
+    return Need(weights, 0.0, act, overhead, optim, grads)
+
+
+def training_activation_bytes(model: ModelSpec, workload: Workload, tp: int, pp: int) -> float:
+    """Korthikanti et al. 2022 activation memory for one micro-batch, per accelerator."""
+    s = workload.context_tokens
+    b = -(-workload.batch // 1)
+    h = model.hidden_size
+    a = model.num_attention_heads
+    layers = model.num_hidden_layers
+    # With 1F1B the first stage holds pp micro-batches of its L/pp layers: about L layers' worth.
+    stored_layers = -(-layers // pp) * pp
+    scores = 0.0 if workload.flash_attention else 5.0 * a * s / h
+    per_layer_full = s * b * h * (34.0 + scores) / tp  # sequence parallelism with TP
+    if workload.activation_recomputation:
+        # Full recomputation keeps each layer's input (2sbh) and rebuilds one layer at a time.
+        act = stored_layers * 2.0 * s * b * h / tp + per_layer_full
+    else:
+        act = stored_layers * per_layer_full
+    act += s * b * model.vocab_size * 4.0 / tp  # fp32 logits for the loss
+    return act
+
+
+def _tp_options(model: ModelSpec, limit: int) -> list[int]:
+    """Tensor-parallel sizes up to `limit` that divide the attention heads, largest first."""
+    heads = model.num_attention_heads
+    return [t for t in range(min(limit, MAX_TENSOR_PARALLEL), 0, -1) if heads % t == 0]
+
+
+def candidate_splits(
+    build: BuildSpec, model: ModelSpec, workload: Workload
+) -> Iterator[tuple[int, int]]:
+    """(tp, pp) pairs to try in order; the first that fits wins."""
+    n = build.accelerator_count
+    if workload.tensor_parallel or workload.pipeline_parallel:
+        tp = workload.tensor_parallel or 1
+        if workload.pipeline_parallel:
+            yield tp, workload.pipeline_parallel
+            return
+        yield from ((tp, pp) for pp in range(1, n // tp + 1))
+        return
+    if workload.parallelism == "pipeline":
+        yield from ((1, pp) for pp in range(1, n + 1))
+        return
+    domain = build.pooled_domain_accelerators
+    if workload.parallelism == "tensor":
+        tp = _tp_options(model, min(max(build.accelerators_per_node, domain), n))[0]
+        yield from ((tp, pp) for pp in range(1, n // tp + 1))
+        return
+    tps = _tp_options(model, min(domain, n))
+    if workload.mode == "inference":
+        # Auto inference: tensor parallel over the whole pooled domain (lowest latency per
+        # sequence), then whole-layer pipeline stages across cards or nodes as needed.
+        tp = tps[0]
+        yield from ((tp, pp) for pp in range(1, n // tp + 1))
+        return
+    # Auto training: data parallel first, then tensor parallel inside the domain, then stages.
+    yield from ((tp, 1) for tp in reversed(tps))
+    yield from ((tps[0], pp) for pp in range(2, n // tps[0] + 1))

@@ -1,0 +1,115 @@
+"""Number formats: bits per weight, which tensor-core rate they run at, default KV format."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from .errors import EngineInputError
+
+
+@dataclass(frozen=True, slots=True)
+class Precision:
+    """A weight (or KV-cache) storage format."""
+
+    name: str
+    bits_per_weight: float  # effective average, including block scales
+    compute: str  # tensor-core rate used for matmuls: "fp32" | "fp16" | "fp8" | "int8" | "fp4"
+    family: str  # "float" | "int" (AWQ/GPTQ/bitsandbytes) | "gguf" (llama.cpp)
+    kv_default: str  # KV-cache format used when Workload.kv_cache_precision is None
+    # Embedding and output matrices are left in 16-bit by AWQ/GPTQ/FP8 checkpoints.
+    embeddings_16bit: bool
+    source: str
+
+    @property
+    def bytes_per_weight(self) -> float:
+        """Bytes per weight (bits / 8)."""
+        return self.bits_per_weight / 8.0
+
+
+_GGML = "ggml-org/llama.cpp ggml/src/ggml-common.h block layouts"
+_QUANT_README = "ggml-org/llama.cpp tools/quantize/README.md bits/weight table"
+
+_ALL = (
+    Precision("fp32", 32.0, "fp32", "float", "fp32", False, "IEEE 754 single"),
+    Precision("fp16", 16.0, "fp16", "float", "fp16", False, "IEEE 754 half"),
+    Precision("bf16", 16.0, "fp16", "float", "bf16", False, "bfloat16"),
+    # One scale per 128x128 block (DeepSeek-V3 FP8) adds 32/16384 bit: negligible.
+    Precision("fp8", 8.0, "fp8", "float", "fp8", True, "OCP FP8 E4M3, per-tensor/block scales"),
+    # W8A8 (SmoothQuant / compressed-tensors): one fp16 scale per output channel.
+    Precision("int8", 8.0, "int8", "int", "bf16", True, "W8A8 per-channel scales"),
+    # AWQ/GPTQ group 128: 4-bit weight + fp16 scale + 4-bit zero per 128 weights.
+    Precision("int4", 4.0 + (16 + 4) / 128, "fp16", "int", "bf16", True, "AWQ/GPTQ group-128"),
+    # NVFP4: E2M1 + one E4M3 scale per 16 weights (+ one fp32 per tensor).
+    Precision("fp4", 4.0 + 8 / 16, "fp4", "float", "fp8", True, "NVIDIA NVFP4 (16-weight blocks)"),
+    Precision(
+        "nvfp4", 4.0 + 8 / 16, "fp4", "float", "fp8", True, "NVIDIA NVFP4 (16-weight blocks)"
+    ),
+    # MXFP4: E2M1 + one E8M0 scale per 32 weights (OCP MX spec; gpt-oss experts).
+    Precision("mxfp4", 4.0 + 8 / 32, "fp4", "float", "bf16", True, "OCP MXFP4 (32-weight blocks)"),
+    # QLoRA NormalFloat4: block 64 + double-quantised scales (Dettmers et al. 2023) ~4.127 bpw.
+    Precision(
+        "nf4", 4.0 + 8 / 64 + 32 / (64 * 256), "fp16", "int", "bf16", True, "bitsandbytes NF4"
+    ),
+    # GGUF: llama.cpp dequantises blocks inside its matmul kernels; we rate them at the FP16
+    # tensor rate (its int8 MMQ path measures no faster than FP16 on the data we have).
+    # GGUF: pure block formats use the ggml block size; the K_M mixes keep some tensors at a
+    # higher type, so we use the whole-file average llama.cpp measured on Llama 3.1 8B.
+    Precision("q8_0", 8.5008, "fp16", "gguf", "fp16", False, f"34 B/32 w; {_QUANT_README}"),
+    Precision("q6_k", 6.5633, "fp16", "gguf", "fp16", False, f"210 B/256 w; {_QUANT_README}"),
+    Precision(
+        "q5_k_m", 5.7036, "fp16", "gguf", "fp16", False, f"Q5_K 176 B/256 mix; {_QUANT_README}"
+    ),
+    Precision(
+        "q4_k_m", 4.8944, "fp16", "gguf", "fp16", False, f"Q4_K 144 B/256 mix; {_QUANT_README}"
+    ),
+    # Q4_0 is a pure format (18 B/32 w) except output.weight at Q6_K: ~+0.1 bpw on an 8B model.
+    Precision("q4_0", 4.5, "fp16", "gguf", "fp16", False, f"18 B/32 w; {_GGML}"),
+    # Llama 2 7B row of the same README (the Llama 3.1 table has no Q3_K_M row).
+    Precision(
+        "q3_k_m", 3.91, "fp16", "gguf", "fp16", False, f"Q3_K 110 B/256 mix; {_QUANT_README}"
+    ),
+    Precision("q2_k", 3.1593, "fp16", "gguf", "fp16", False, f"Q2_K 84 B/256 mix; {_QUANT_README}"),
+)
+
+PRECISIONS: MappingProxyType[str, Precision] = MappingProxyType({p.name: p for p in _ALL})
+
+# KV-cache formats (vLLM --kv-cache-dtype, llama.cpp --cache-type-k/v).
+KV_BITS: MappingProxyType[str, float] = MappingProxyType(
+    {
+        "fp32": 32.0,
+        "fp16": 16.0,
+        "bf16": 16.0,
+        "fp8": 8.0,
+        "int8": 8.0,
+        "q8_0": 8.5,
+        "q4_0": 4.5,
+    }
+)
+
+# Bytes per parameter used by rule_of_thumb_gb and the training states.
+RULE_OF_THUMB_FACTOR = 1.2
+
+
+def get_precision(name: str, field: str = "precision") -> Precision:
+    """Look a precision up by name, raising EngineInputError naming the field."""
+    p = PRECISIONS.get(name.lower() if name else name)
+    if p is None:
+        known = ", ".join(PRECISIONS)
+        raise EngineInputError(field, f"unknown precision {name!r}; known: {known}")
+    return p
+
+
+def kv_bytes(name: str, field: str = "kv_cache_precision") -> float:
+    """Bytes per KV element for a KV-cache format name."""
+    bits = KV_BITS.get(name.lower() if name else name)
+    if bits is None:
+        known = ", ".join(KV_BITS)
+        raise EngineInputError(field, f"unknown KV-cache precision {name!r}; known: {known}")
+    return bits / 8.0
+
+
+def rule_of_thumb_gb(params: int, precision: str) -> float:
+    """Parameters x bytes per parameter x 1.2, in GB (1e9 bytes)."""
+    p = get_precision(precision)
+    return params * p.bytes_per_weight * RULE_OF_THUMB_FACTOR / 1e9

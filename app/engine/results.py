@@ -1,0 +1,116 @@
+"""Output dataclasses: the estimate and its parts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One remark about the estimate; severity is "blocker", "caution" or "info"."""
+
+    severity: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryBreakdown:
+    """Memory needed versus available, in GB (1e9 bytes).
+
+    The component fields (weights ... gradients) and `total_gb` describe one model replica
+    summed over its accelerators; `per_accelerator_gb` is the fullest accelerator.
+    """
+
+    total_gb: float
+    per_accelerator_gb: float
+    available_per_accelerator_gb: float
+    available_total_gb: float
+    weights_gb: float
+    kv_cache_gb: float
+    activations_gb: float
+    overhead_gb: float
+    optimizer_gb: float
+    gradients_gb: float
+    rule_of_thumb_gb: float
+    spare_gb: float
+    build_memory_gb: float = 0.0  # raw accelerator memory of the whole build
+    kv_cache_gb_per_token: float = 0.0  # per sequence, all layers, before window caps
+
+
+@dataclass(frozen=True, slots=True)
+class ParallelPlan:
+    """How the model is split: tensor x pipeline (x data) parallel, experts spread over TP."""
+
+    tensor_parallel: int
+    pipeline_parallel: int
+    data_parallel: int
+    expert_parallel: int
+    accelerators_used: int
+    layers_per_stage: int
+    description: str
+
+
+@dataclass(frozen=True, slots=True)
+class Throughput:
+    """Decode and prefill speed; decode split into its per-token time components."""
+
+    decode_tokens_per_s: float  # per sequence
+    aggregate_decode_tokens_per_s: float  # all sequences, all data-parallel replicas
+    prefill_tokens_per_s: float
+    time_to_first_token_s: float
+    bottleneck: str  # "memory bandwidth" | "compute" | "interconnect" | "capacity"
+    decode_memory_s: float  # per decode step (one token for every sequence in the replica)
+    decode_compute_s: float
+    decode_communication_s: float
+    decode_fixed_s: float
+    decode_step_s: float
+    compute_bound_batch: int | None  # smallest batch at which compute time exceeds memory time
+    batch_per_replica: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class CostFigures:
+    """Money and energy; None where the price or power is unknown."""
+
+    price_usd: float | None
+    power_w: float | None
+    usd_per_hour: float | None
+    joules_per_token: float | None
+    usd_per_million_tokens: float | None
+    usd_per_gb_memory: float | None
+    amortization_years: float
+    electricity_usd_per_kwh: float
+    pue: float
+    utilization: float
+    capital_usd_per_hour: float | None = None
+    energy_usd_per_hour: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TrainingFigures:
+    """Training / fine-tuning time and cost for Workload.training_tokens."""
+
+    tokens_per_s: float
+    time_to_train_hours: float | None
+    cost_usd: float | None
+    model_flops_utilization: float
+    flops_per_token: float = 0.0
+    trainable_params: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Estimate:
+    """Everything the engine says about one build running one model under one workload."""
+
+    fits: bool
+    verdict: str
+    memory: MemoryBreakdown
+    plan: ParallelPlan
+    throughput: Throughput | None
+    cost: CostFigures
+    training: TrainingFigures | None
+    findings: tuple[Finding, ...]
+    assumptions: tuple[str, ...]
+    max_context_tokens_that_fit: int | None
+    max_batch_that_fits: int | None
+    tier: str = "desktop"

@@ -1,0 +1,97 @@
+"""Named constants: runtime profiles, link defaults, memory reservations.
+
+Every number here is documented in docs/engine.md with its source or calibration.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import MappingProxyType
+
+
+@dataclass(frozen=True, slots=True)
+class RuntimeProfile:
+    """How one inference runtime uses a device: reservations, efficiencies, fixed costs."""
+
+    name: str
+    usable_fraction_discrete: float  # share of a discrete card's memory the runtime may fill
+    overhead_gb: float  # per accelerator: CUDA context, graphs, allocator slack
+    prefill_chunk_tokens: int  # tokens per forward pass during prefill (activation workspace)
+    bandwidth_efficiency: float  # achieved / peak memory bandwidth in decode
+    compute_efficiency: float  # achieved / peak dense tensor rate in prefill
+    decode_compute_efficiency: float  # achieved / peak in batched decode (skinny GEMMs, GEMV)
+    fixed_s_per_layer: float  # kernel launches / syncs per layer per decode step
+    fixed_s_per_step: float  # scheduler, sampling, host work per decode step
+
+
+# Calibrated against benchmarks/data/measurements.csv (see docs/engine.md, "Calibration").
+_VLLM = RuntimeProfile("vllm", 0.90, 1.0, 8192, 0.80, 0.55, 0.30, 4e-6, 1.0e-3)
+_LLAMA_CPP = RuntimeProfile("llama.cpp", 1.0, 0.4, 512, 0.80, 0.60, 0.15, 8e-6, 0.3e-3)
+
+RUNTIMES: MappingProxyType[str, RuntimeProfile] = MappingProxyType(
+    {
+        "vllm": _VLLM,
+        "sglang": RuntimeProfile("sglang", 0.88, 1.0, 8192, 0.80, 0.55, 0.30, 4e-6, 1.0e-3),
+        "trt-llm": RuntimeProfile("trt-llm", 0.90, 1.0, 8192, 0.80, 0.60, 0.30, 3e-6, 0.5e-3),
+        "llama.cpp": _LLAMA_CPP,
+        "ollama": RuntimeProfile("ollama", 1.0, 0.4, 512, 0.80, 0.60, 0.15, 8e-6, 0.3e-3),
+        "mlx": RuntimeProfile("mlx", 1.0, 0.0, 512, 0.80, 0.60, 0.15, 8e-6, 0.3e-3),
+        # Training / fine-tuning loops in PyTorch: whole card, allocator slack in overhead.
+        "pytorch": RuntimeProfile("pytorch", 1.0, 1.0, 2048, 0.70, 0.40, 0.20, 10e-6, 2.0e-3),
+    }
+)
+
+# Unified-memory machines: macOS lets the GPU wire about 75 % of RAM by default
+# (recommendedMaxWorkingSetSize); we use the same share for other unified boxes.
+UNIFIED_USABLE_FRACTION = 0.75
+
+# Unified-memory SoC GPUs (Apple M-series, Strix Halo) reach a smaller share of their nominal
+# bandwidth in decode (llama.cpp on M2 Ultra: ~55-60 % of 800 GB/s) and pay more per kernel
+# launch (Metal command encoding); these replace the runtime's values when worse.
+UNIFIED_BANDWIDTH_EFFICIENCY = 0.60
+UNIFIED_FIXED_S_PER_LAYER = 60e-6
+
+# Tensor parallelism beyond 8 ways is rare for one model replica: all-reduce latency dominates.
+MAX_TENSOR_PARALLEL = 8
+
+# Extra per-accelerator buffers when the model is split (NCCL channels, custom all-reduce).
+COMM_BUFFER_GB = 0.25
+
+# Default one-way latency of one small all-reduce / pipeline hop, by link kind (microseconds).
+# NVLink/NVSwitch: NCCL/custom all-reduce of a few KB takes single-digit microseconds;
+# PCIe P2P or host-staged copies take tens; InfiniBand adds NIC + switch + software.
+LINK_LATENCY_US: MappingProxyType[str, float] = MappingProxyType(
+    {
+        "nvswitch": 6.0,
+        "nvlink": 6.0,
+        "infinity_fabric": 8.0,
+        "unified": 2.0,
+        "pcie": 25.0,
+        "none": 40.0,  # no P2P: staged through host memory
+        "infiniband": 20.0,
+        "ethernet": 40.0,
+    }
+)
+
+# Default bandwidth when a link's bandwidth is unknown (GB/s per direction per accelerator).
+LINK_DEFAULT_GBS: MappingProxyType[str, float] = MappingProxyType(
+    {
+        "nvswitch": 450.0,
+        "nvlink": 300.0,
+        "infinity_fabric": 64.0 * 7,
+        "unified": 200.0,
+        "pcie": 25.0,  # PCIe 4.0 x16 achieved
+        "none": 10.0,
+        "infiniband": 400 / 8,
+        "ethernet": 100 / 8,
+    }
+)
+
+# Share of a link's nominal bandwidth collectives achieve (NCCL bus bandwidth vs line rate).
+LINK_EFFICIENCY = 0.75
+
+# Training: model-FLOPs utilisation defaults (Llama 3 405B pre-training reported 38-43 % BF16
+# MFU on H100; LoRA/QLoRA loops are less efficient: small adapters, dequantisation).
+MFU_DEFAULT = 0.40
+MFU_LORA = 0.30
+MFU_QLORA = 0.20

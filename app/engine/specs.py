@@ -1,0 +1,199 @@
+"""Input dataclasses: accelerator, links, build, model shape, workload, cost assumptions."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+POOLED_LINKS = frozenset({"nvlink", "nvswitch", "infinity_fabric", "unified"})
+INTRA_LINK_KINDS = frozenset({"pcie", "nvlink", "nvswitch", "infinity_fabric", "unified", "none"})
+INTER_LINK_KINDS = frozenset({"infiniband", "ethernet", "none"})
+
+
+@dataclass(frozen=True, slots=True)
+class AcceleratorSpec:
+    """One GPU / SoC: memory, bandwidth and dense tensor rates."""
+
+    name: str
+    memory_gb: float
+    memory_bandwidth_gbs: float
+    fp16_tflops: float  # dense FP16/BF16 tensor rate (no 2:4 sparsity)
+    memory_kind: str = "discrete"  # "discrete" | "unified"
+    fp8_tflops: float | None = None
+    int8_tops: float | None = None
+    fp4_tflops: float | None = None
+    tdp_w: float | None = None
+    price_usd: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class IntraNodeLink:
+    """Accelerator-to-accelerator link inside a node (bandwidth per accelerator, per direction)."""
+
+    kind: str  # "pcie" | "nvlink" | "nvswitch" | "infinity_fabric" | "unified" | "none"
+    bandwidth_gbs: float | None
+    latency_us: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class InterNodeLink:
+    """Node-to-node network (Gb/s per node, per direction)."""
+
+    kind: str  # "infiniband" | "ethernet" | "none"
+    bandwidth_gbps: float | None
+    latency_us: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class BuildSpec:
+    """A hardware build: nodes x accelerators, links, power and price."""
+
+    name: str
+    accelerator: AcceleratorSpec
+    nodes: int = 1
+    accelerators_per_node: int = 1
+    intra_node_link: IntraNodeLink = IntraNodeLink("none", None)
+    inter_node_link: InterNodeLink = InterNodeLink("none", None)
+    # Accelerators sharing one NVLink/NVSwitch/IF pool; None = one node when the link is pooled.
+    scale_up_domain_accelerators: int | None = None
+    power_w: float | None = None
+    price_usd: float | None = None
+
+    @property
+    def accelerator_count(self) -> int:
+        """Accelerators in the whole build."""
+        return self.nodes * self.accelerators_per_node
+
+    @property
+    def total_memory_gb(self) -> float:
+        """Raw accelerator memory over the whole build (not necessarily pooled)."""
+        return self.accelerator.memory_gb * self.nodes * self.accelerators_per_node
+
+    @property
+    def memory_pooled(self) -> bool:
+        """True when accelerators in a node share a fast scale-up fabric."""
+        return self.intra_node_link.kind in POOLED_LINKS
+
+    @property
+    def pooled_domain_accelerators(self) -> int:
+        """Accelerators in one scale-up domain (1 when the link is not pooled)."""
+        if not self.memory_pooled:
+            return 1
+        if self.scale_up_domain_accelerators is not None:
+            return min(self.scale_up_domain_accelerators, self.accelerator_count)
+        return self.accelerators_per_node
+
+
+@dataclass(frozen=True, slots=True)
+class ModelSpec:
+    """Transformer shape, with Hugging Face config.json field names."""
+
+    name: str
+    num_hidden_layers: int
+    hidden_size: int
+    num_attention_heads: int
+    num_key_value_heads: int
+    head_dim: int
+    intermediate_size: int  # dense MLP width (dense layers)
+    vocab_size: int
+    tie_word_embeddings: bool = False
+    max_position_embeddings: int | None = None
+    # Mixture of experts (DeepSeek names; Mixtral/Qwen3/gpt-oss/Llama 4 are mapped onto them).
+    n_routed_experts: int = 0
+    num_experts_per_tok: int = 0
+    n_shared_experts: int = 0
+    moe_intermediate_size: int | None = None  # per routed expert
+    shared_expert_intermediate_size: int | None = None  # None = n_shared x moe_intermediate_size
+    first_k_dense_replace: int = 0  # leading dense layers
+    moe_layer_freq: int = 1  # after the dense prefix, every k-th layer is MoE (Llama 4 Maverick: 2)
+    # Multi-head latent attention (DeepSeek-V3, Kimi K2).
+    kv_lora_rank: int | None = None
+    q_lora_rank: int | None = None
+    qk_rope_head_dim: int | None = None
+    qk_nope_head_dim: int | None = None
+    v_head_dim: int | None = None
+    # Local attention: `sliding_window_layers` layers keep at most `sliding_window` tokens.
+    sliding_window: int | None = None
+    sliding_window_layers: int = 0
+    attention_bias: bool = False  # q/k/v(/o) biases (Qwen2, gpt-oss)
+    params_total_published: int | None = None
+    params_active_published: int | None = None
+
+    # Derived once in __post_init__ so `estimate` does no per-call architecture arithmetic.
+    attention_params_per_layer: int = field(init=False, compare=False, repr=False)
+    dense_mlp_params: int = field(init=False, compare=False, repr=False)
+    expert_params: int = field(init=False, compare=False, repr=False)
+    moe_layer_fixed_params: int = field(init=False, compare=False, repr=False)
+    moe_layers: int = field(init=False, compare=False, repr=False)
+    dense_layers: int = field(init=False, compare=False, repr=False)
+    embedding_params: int = field(init=False, compare=False, repr=False)
+    lm_head_params: int = field(init=False, compare=False, repr=False)
+    params_total: int = field(init=False, compare=False, repr=False)
+    params_active: int = field(init=False, compare=False, repr=False)
+    params_active_matmul: int = field(init=False, compare=False, repr=False)
+    kv_elements_per_token_layer: int = field(init=False, compare=False, repr=False)
+    attention_flops_per_context_token: float = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        from .params import derive_model_quantities
+
+        for name, value in derive_model_quantities(self).items():
+            object.__setattr__(self, name, value)
+
+    @property
+    def attention_kind(self) -> str:
+        """ "mla", "mha", "mqa" or "gqa"."""
+        if self.kv_lora_rank:
+            return "mla"
+        if self.num_key_value_heads == self.num_attention_heads:
+            return "mha"
+        if self.num_key_value_heads == 1:
+            return "mqa"
+        return "gqa"
+
+    @property
+    def is_moe(self) -> bool:
+        """True for mixture-of-experts models."""
+        return self.n_routed_experts > 0 and self.num_experts_per_tok > 0
+
+    def kv_cache_bytes_per_token(self, kv_precision: str = "bf16") -> float:
+        """KV-cache bytes per token over all layers, ignoring sliding-window caps."""
+        from .precision import kv_bytes
+
+        return self.kv_elements_per_token_layer * self.num_hidden_layers * kv_bytes(kv_precision)
+
+
+@dataclass(frozen=True, slots=True)
+class Workload:
+    """What to run: mode, number formats, context, batch, parallelism, runtime."""
+
+    mode: str = "inference"  # inference | training | lora | qlora
+    precision: str = "bf16"
+    kv_cache_precision: str | None = None  # None = the precision's default (see PRECISIONS)
+    context_tokens: int = 4096  # KV length per sequence (decode is evaluated at this length)
+    prompt_tokens: int = 2048  # prompt length for prefill / time to first token
+    batch: int = 1  # concurrent sequences (inference) / sequences per step per replica (training)
+    parallelism: str = "auto"  # auto | tensor | pipeline
+    runtime: str = "vllm"  # vllm | sglang | trt-llm | llama.cpp | ollama | mlx | pytorch
+    tensor_parallel: int | None = None  # explicit override of the plan
+    pipeline_parallel: int | None = None
+    memory_utilization: float | None = None  # usable share of each accelerator's memory
+    # Training / fine-tuning.
+    zero_stage: int = 0  # 0..3 (3 = FSDP full sharding)
+    activation_recomputation: bool = False
+    flash_attention: bool = True  # drops the 5as/h attention-score term of Korthikanti et al.
+    training_tokens: int = 0
+    lora_rank: int = 16
+    model_flops_utilization: float | None = None  # None = documented default per mode
+
+
+@dataclass(frozen=True, slots=True)
+class CostAssumptions:
+    """How hardware turns into money."""
+
+    amortization_years: float = 3.0
+    electricity_usd_per_kwh: float = 0.15
+    pue: float = 1.3
+    utilization: float = 1.0  # share of wall-clock hours the build is busy
+    host_power_fraction: float = (
+        0.25  # host CPU/RAM/fans on top of accelerator TDP when power_w unset
+    )

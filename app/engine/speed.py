@@ -1,0 +1,254 @@
+"""Decode and prefill speed: roofline per step plus communication and fixed per-step costs."""
+
+from __future__ import annotations
+
+import math
+
+from .plan import Prepared, kv_share, kv_tokens_weighted
+from .prep import link_for, peak_flops
+from .results import Throughput
+from .runtime import (
+    LINK_DEFAULT_GBS,
+    LINK_EFFICIENCY,
+    LINK_LATENCY_US,
+    UNIFIED_BANDWIDTH_EFFICIENCY,
+    UNIFIED_FIXED_S_PER_LAYER,
+    RuntimeProfile,
+)
+from .specs import BuildSpec, ModelSpec, Workload
+
+ACTIVATION_BYTES = 2.0  # hidden states cross links in 16-bit
+
+
+def distinct_experts(n_experts: int, top_k: int, tokens: float) -> float:
+    """Expected distinct routed experts a layer touches for `tokens` tokens (uniform routing)."""
+    if n_experts <= 0:
+        return 0.0
+    return n_experts * (1.0 - (1.0 - top_k / n_experts) ** tokens)
+
+
+def bandwidth_efficiency(rt: RuntimeProfile, build: BuildSpec) -> float:
+    """Achieved share of nominal memory bandwidth (unified SoCs reach less)."""
+    if build.accelerator.memory_kind == "unified":
+        return min(rt.bandwidth_efficiency, UNIFIED_BANDWIDTH_EFFICIENCY)
+    return rt.bandwidth_efficiency
+
+
+def fixed_per_layer(rt: RuntimeProfile, build: BuildSpec) -> float:
+    """Fixed seconds per layer per forward pass (kernel launches, syncs)."""
+    if build.accelerator.memory_kind == "unified":
+        return max(rt.fixed_s_per_layer, UNIFIED_FIXED_S_PER_LAYER)
+    return rt.fixed_s_per_layer
+
+
+def _hop(build: BuildSpec, tp: int, pp: int) -> tuple[float, float]:
+    """(bandwidth bytes/s, latency s) of one pipeline hop; hops cross nodes when stages do."""
+    stage_accels = tp
+    if pp > 1 and stage_accels * pp > build.accelerators_per_node:
+        net = build.inter_node_link
+        if stage_accels * pp <= build.pooled_domain_accelerators:
+            bw, lat, _ = link_for(build, 1)
+            return bw, lat
+        bw_gbs = net.bandwidth_gbps / 8 if net.bandwidth_gbps else LINK_DEFAULT_GBS[net.kind]
+        lat = net.latency_us if net.latency_us is not None else LINK_LATENCY_US[net.kind]
+        return bw_gbs * 1e9, lat * 1e-6
+    bw, lat, _ = link_for(build, 1)
+    return bw, lat
+
+
+class DecodeModel:
+    """Per-step decode time for one replica split tp x pp; precomputed coefficients."""
+
+    __slots__ = (
+        "bw",
+        "flops",
+        "nonexpert",
+        "expert",
+        "moe_layers",
+        "n_experts",
+        "top_k",
+        "kv_per_seq",
+        "flops_per_token",
+        "tp",
+        "pp",
+        "comm_fixed",
+        "comm_per_token",
+        "fixed",
+        "hop_fixed",
+        "hop_per_token",
+    )
+
+    def __init__(
+        self, p: Prepared, model: ModelSpec, build: BuildSpec, workload: Workload, tp: int, pp: int
+    ) -> None:
+        acc = build.accelerator
+        rt = p.runtime
+        self.tp, self.pp = tp, pp
+        self.bw = acc.memory_bandwidth_gbs * 1e9 * bandwidth_efficiency(rt, build) * tp
+        peak, _ = peak_flops(build, p.precision.compute)
+        self.flops = peak * rt.decode_compute_efficiency * tp
+        # Bytes read per step: non-expert weights and the output projection always; routed
+        # experts only as many distinct ones as the step's tokens select.
+        self.nonexpert = p.nonexpert_body_bytes + p.head_bytes
+        self.expert = p.expert_bytes
+        self.moe_layers = model.moe_layers
+        self.n_experts = model.n_routed_experts
+        self.top_k = model.num_experts_per_tok
+        ctx = workload.context_tokens
+        weighted = kv_tokens_weighted(p, ctx)
+        # KV bytes read per sequence, summed over the tp ranks (MLA is read whole by every rank).
+        self.kv_per_seq = p.kv_token_layer_bytes * weighted * kv_share(model, tp) * tp
+        self.flops_per_token = (
+            2.0 * model.params_active_matmul + model.attention_flops_per_context_token * weighted
+        )
+        layers = model.num_hidden_layers
+        if tp > 1:
+            link_bw, link_lat, _ = link_for(build, tp)
+            # Two all-reduces per layer (after attention and after the MLP); ring all-reduce
+            # moves 2(tp-1)/tp of the message, latency grows with the ring steps.
+            self.comm_fixed = 2 * layers * link_lat * (1.0 + math.log2(tp) / 2.0)
+            self.comm_per_token = (
+                2
+                * layers
+                * 2.0
+                * (tp - 1)
+                / tp
+                * model.hidden_size
+                * ACTIVATION_BYTES
+                / (link_bw * LINK_EFFICIENCY)
+            )
+        else:
+            self.comm_fixed = self.comm_per_token = 0.0
+        self.fixed = rt.fixed_s_per_step + fixed_per_layer(rt, build) * layers
+        if pp > 1:
+            hop_bw, hop_lat = _hop(build, tp, pp)
+            self.hop_fixed = (pp - 1) * hop_lat
+            self.hop_per_token = (
+                (pp - 1) * model.hidden_size * ACTIVATION_BYTES / (hop_bw * LINK_EFFICIENCY)
+            )
+        else:
+            self.hop_fixed = self.hop_per_token = 0.0
+
+    def parts(self, batch: float) -> tuple[float, float, float, float]:
+        """(memory, compute, communication, fixed) seconds for one pass of `batch` sequences."""
+        weights = self.nonexpert
+        if self.moe_layers:
+            used = distinct_experts(self.n_experts, self.top_k, batch)
+            weights += self.moe_layers * used * self.expert
+        mem = (weights + batch * self.kv_per_seq) / self.bw
+        comp = batch * self.flops_per_token / self.flops
+        comm = self.comm_fixed + batch * self.comm_per_token + self.hop_fixed
+        comm += batch * self.hop_per_token
+        return mem, comp, comm, self.fixed
+
+    def step(self, batch: int) -> tuple[float, float, float, float, float]:
+        """(step seconds, mem, comp, comm, fixed) to give every sequence one more token.
+
+        With pp stages and batch >= pp, micro-batches keep all stages busy, so a step costs one
+        pass of batch/pp sequences; with one sequence the stages simply run one after another.
+        """
+        micro = min(batch, self.pp)
+        mem, comp, comm, fixed = self.parts(batch / micro)
+        return max(mem, comp) + comm + fixed, mem, comp, comm, fixed
+
+    def compute_bound_batch(self) -> int | None:
+        """Smallest batch whose compute time exceeds its memory time (closed form, refined)."""
+        kv_t = self.kv_per_seq / self.bw
+        f_t = self.flops_per_token / self.flops
+        if f_t <= kv_t:
+            return None  # attention over the KV cache keeps it memory-bound at any batch
+        weights = self.nonexpert
+        b = weights / self.bw / (f_t - kv_t)
+        for _ in range(3):  # MoE: more tokens touch more experts; a few fixed-point steps
+            if not self.moe_layers:
+                break
+            used = distinct_experts(self.n_experts, self.top_k, b)
+            b = (self.nonexpert + self.moe_layers * used * self.expert) / self.bw / (f_t - kv_t)
+        return max(1, math.ceil(b))
+
+
+def prefill(
+    p: Prepared, model: ModelSpec, build: BuildSpec, workload: Workload, tp: int, pp: int
+) -> float:
+    """Seconds to prefill one prompt of workload.prompt_tokens."""
+    acc = build.accelerator
+    rt = p.runtime
+    n = workload.prompt_tokens
+    peak, _ = peak_flops(build, p.precision.compute)
+    attn = model.attention_flops_per_context_token
+    w = p.window
+    causal = p.full_layers * n * n / 2.0
+    if p.windowed_layers:
+        c = min(n, w)
+        causal += p.windowed_layers * (n * c - c * c / 2.0)
+    flops = 2.0 * model.params_active_matmul * n + attn * causal
+    compute_s = flops / (peak * rt.compute_efficiency * tp)
+    # Every weight is read at least once (all experts once the prompt is long enough).
+    used = distinct_experts(model.n_routed_experts, model.num_experts_per_tok, n)
+    weight_bytes = p.nonexpert_body_bytes + p.head_bytes + model.moe_layers * used * p.expert_bytes
+    memory_s = weight_bytes / (
+        acc.memory_bandwidth_gbs * 1e9 * bandwidth_efficiency(rt, build) * tp
+    )
+    chunks = max(1, -(-n // rt.prefill_chunk_tokens))
+    layers = model.num_hidden_layers
+    total = max(compute_s, memory_s * chunks) + chunks * fixed_per_layer(rt, build) * layers
+    if tp > 1:
+        bw, lat, _ = link_for(build, tp)
+        total += (
+            2
+            * layers
+            * (
+                chunks * lat
+                + 2.0
+                * (tp - 1)
+                / tp
+                * n
+                * model.hidden_size
+                * ACTIVATION_BYTES
+                / (bw * LINK_EFFICIENCY)
+            )
+        )
+    if pp > 1:
+        # Chunks flow through the stages: (chunks + pp - 1) stage-slots of total/pp each.
+        total = total / pp * (chunks + pp - 1) / chunks
+        hop_bw, hop_lat = _hop(build, tp, pp)
+        total += (pp - 1) * (hop_lat + n * model.hidden_size * ACTIVATION_BYTES / hop_bw)
+    return total + rt.fixed_s_per_step
+
+
+def throughput(
+    p: Prepared,
+    model: ModelSpec,
+    build: BuildSpec,
+    workload: Workload,
+    tp: int,
+    pp: int,
+    dp: int,
+) -> Throughput:
+    """Decode and prefill figures for a split that fits."""
+    dm = DecodeModel(p, model, build, workload, tp, pp)
+    batch_r = -(-workload.batch // dp)
+    step, mem, comp, comm, fixed = dm.step(batch_r)
+    per_seq = 1.0 / step
+    aggregate = per_seq * batch_r * dp
+    if comm > max(mem, comp):
+        bottleneck = "interconnect"
+    elif comp > mem:
+        bottleneck = "compute"
+    else:
+        bottleneck = "memory bandwidth"
+    ttft = prefill(p, model, build, workload, tp, pp)
+    return Throughput(
+        decode_tokens_per_s=per_seq,
+        aggregate_decode_tokens_per_s=aggregate,
+        prefill_tokens_per_s=workload.prompt_tokens / ttft,
+        time_to_first_token_s=ttft,
+        bottleneck=bottleneck,
+        decode_memory_s=mem,
+        decode_compute_s=comp,
+        decode_communication_s=comm,
+        decode_fixed_s=fixed,
+        decode_step_s=step,
+        compute_bound_batch=dm.compute_bound_batch(),
+        batch_per_replica=batch_r,
+    )

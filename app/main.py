@@ -1,0 +1,100 @@
+"""Application factory and lifespan."""
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+from fastapi.staticfiles import StaticFiles
+from sqlalchemy.exc import OperationalError
+
+from app import admin, api, web
+from app.api import health
+from app.config import Settings, get_settings
+from app.db import make_engine, make_sessionmaker
+from app.errors import DomainError, FieldError, InvalidInput, ServiceUnavailable
+
+PROBLEM_JSON = "application/problem+json"
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    """Build the app; the database engine lives on app.state for the app's lifetime."""
+    settings = settings or get_settings()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        yield
+        app.state.engine.dispose()
+
+    app = FastAPI(
+        title="tierline",
+        version="1.0.0",
+        summary="Which AI hardware build runs this model, how fast, and at what cost.",
+        lifespan=lifespan,
+    )
+    app.state.settings = settings
+    app.state.engine = make_engine(
+        settings.database_url, connect_timeout_s=settings.db_connect_timeout_s
+    )
+    app.state.sessionmaker = make_sessionmaker(app.state.engine)
+
+    app.add_exception_handler(DomainError, _domain_error)  # type: ignore[arg-type]
+    app.add_exception_handler(RequestValidationError, _validation_error)  # type: ignore[arg-type]
+    app.add_exception_handler(OperationalError, _database_unavailable)  # type: ignore[arg-type]
+    app.include_router(health.router)
+    app.include_router(api.router)
+    app.include_router(admin.router)
+    app.include_router(web.router)
+    app.mount("/static", StaticFiles(directory=settings.static_dir), name="static")
+    return app
+
+
+def app_factory() -> FastAPI:
+    """Entry point for uvicorn workers (`--factory`): settings from the environment."""
+    return create_app()
+
+
+def wants_html(request: Request) -> bool:
+    """Pages get HTML errors; the API and anything asking for JSON get problem+json."""
+    path = request.url.path
+    if path.startswith(("/api/", "/healthz", "/metrics", "/openapi.json")):
+        return False
+    return "application/json" not in request.headers.get("accept", "")
+
+
+def render_problem(request: Request, error: DomainError) -> Response:
+    """Render a domain error for whoever asked: an HTML page or RFC 9457 problem+json."""
+    if wants_html(request):
+        renderer = getattr(request.app.state, "render_error_page", None)
+        if renderer is not None:
+            response: Response = renderer(request, error)
+            return response
+    return JSONResponse(
+        error.problem(instance=request.url.path),
+        status_code=error.status_code,
+        media_type=PROBLEM_JSON,
+        headers=error.headers,
+    )
+
+
+async def _domain_error(request: Request, exc: DomainError) -> Response:
+    return render_problem(request, exc)
+
+
+async def _validation_error(request: Request, exc: RequestValidationError) -> Response:
+    errors = []
+    for err in exc.errors():
+        loc = [str(p) for p in err.get("loc", ())]
+        # Drop FastAPI's "body"/"query" prefix only when a field path follows it.
+        path = ".".join(loc[1:] if len(loc) > 1 else loc)
+        errors.append(FieldError(path or "(request)", str(err.get("msg", "invalid"))))
+    summary = "; ".join(f"{e.field}: {e.message}" for e in errors[:5])
+    return render_problem(request, InvalidInput(summary or "invalid input", errors=errors))
+
+
+async def _database_unavailable(request: Request, exc: OperationalError) -> Response:
+    error = ServiceUnavailable(
+        "the database is unreachable; try again shortly", headers={"Retry-After": "5"}
+    )
+    return render_problem(request, error)

@@ -1,0 +1,20 @@
+"""ORM models; importing this package registers every table on Base.metadata."""
+
+from app.models.accelerator import MEMORY_KINDS, Accelerator
+from app.models.admin import ApiToken, AuditEvent, CatalogState, LoginAttempt
+from app.models.build import INTER_NODE_LINK_KINDS, INTRA_NODE_LINK_KINDS, TIERS, Build
+from app.models.model_profile import ModelProfile
+
+__all__ = [
+    "INTER_NODE_LINK_KINDS",
+    "INTRA_NODE_LINK_KINDS",
+    "MEMORY_KINDS",
+    "TIERS",
+    "Accelerator",
+    "ApiToken",
+    "AuditEvent",
+    "Build",
+    "CatalogState",
+    "LoginAttempt",
+    "ModelProfile",
+]

@@ -1,0 +1,1 @@
+"""Pydantic I/O models."""

@@ -1,0 +1,76 @@
+"""Shared field types: slugs, bounded text without NUL bytes, source URLs, pages."""
+
+from datetime import date
+from typing import Annotated, Generic, TypeVar
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
+
+from app.models._mixins import (
+    NAME_LENGTH,
+    NOTES_LENGTH,
+    SHORT_TEXT_LENGTH,
+    SLUG_LENGTH,
+    URL_LENGTH,
+)
+
+
+def _no_nul(value: str) -> str:
+    # PostgreSQL text cannot hold NUL; refuse it here so the database never sees it.
+    if "\x00" in value:
+        raise ValueError("must not contain NUL characters")
+    return value
+
+
+def _http_url(value: str) -> str:
+    if not value.startswith(("https://", "http://")):
+        raise ValueError("must be an http(s) URL")
+    return value
+
+
+Slug = Annotated[
+    str,
+    StringConstraints(pattern=rf"^[a-z0-9][a-z0-9-]{{0,{SLUG_LENGTH - 1}}}$"),
+    Field(description="lowercase letters, digits and hyphens; the public identity"),
+]
+Name = Annotated[
+    str,
+    StringConstraints(strip_whitespace=True, min_length=1, max_length=NAME_LENGTH),
+    AfterValidator(_no_nul),
+]
+ShortText = Annotated[
+    str,
+    StringConstraints(strip_whitespace=True, max_length=SHORT_TEXT_LENGTH),
+    AfterValidator(_no_nul),
+]
+Notes = Annotated[str, StringConstraints(max_length=NOTES_LENGTH), AfterValidator(_no_nul)]
+SourceUrl = Annotated[
+    str,
+    StringConstraints(strip_whitespace=True, min_length=8, max_length=URL_LENGTH),
+    AfterValidator(_no_nul),
+    AfterValidator(_http_url),
+]
+AsOf = Annotated[date, Field(ge=date(1990, 1, 1), le=date(2100, 1, 1))]
+
+# Bounds keep values inside what every database column can hold (and what is physical).
+PositiveMeasure = Annotated[float, Field(gt=0, le=1e9, allow_inf_nan=False)]
+NonNegativeMeasure = Annotated[float, Field(ge=0, le=1e12, allow_inf_nan=False)]
+SmallCount = Annotated[int, Field(ge=1, le=100_000)]
+
+
+class StrictModel(BaseModel):
+    """Input models refuse unknown fields so a typo is an error, not a silent no-op."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+T = TypeVar("T")
+
+
+class Page(BaseModel, Generic[T]):
+    """One page of a list."""
+
+    items: list[T]
+    total: int
+    page: int
+    per_page: int
+    next_url: str | None = None

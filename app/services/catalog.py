@@ -1,0 +1,227 @@
+"""Import and export of whole catalog documents: seed files, `tierline seed`/`export`, admin import.
+
+A document is `{"accelerators": [...], "builds": [...], "models": [...]}` (any key may be left
+out). An import validates every record first; if any is invalid nothing is written and every error
+is listed with its record and field. Otherwise it upserts by slug in one transaction, records an
+audit event per change and raises the catalog version once. A dry run takes the same path and
+rolls back at the end, so its answer is the real run's.
+"""
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from app.errors import RecordError
+from app.schemas.accelerator import AcceleratorIn
+from app.services.audit import record_change
+from app.services.catalog_version import bump_catalog_version, current_catalog_version
+from app.services.records import (
+    ACCELERATOR,
+    KIND_BY_KEY,
+    KINDS,
+    Kind,
+    all_records,
+    columns_for,
+    get_record,
+    record_document,
+    validate_record,
+)
+
+
+@dataclass(frozen=True)
+class RecordRef:
+    """A record named by kind and slug."""
+
+    kind: str
+    slug: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"kind": self.kind, "slug": self.slug}
+
+
+@dataclass
+class ImportResult:
+    """What an import did (or, in a dry run, would do)."""
+
+    created: list[RecordRef] = field(default_factory=list)
+    updated: list[RecordRef] = field(default_factory=list)
+    unchanged: list[RecordRef] = field(default_factory=list)
+    errors: list[RecordError] = field(default_factory=list)
+    dry_run: bool = False
+    catalog_version: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "created": [r.as_dict() for r in self.created],
+            "updated": [r.as_dict() for r in self.updated],
+            "unchanged": [r.as_dict() for r in self.unchanged],
+            "errors": [e.as_dict() for e in self.errors],
+        }
+
+
+def load_document_file(path: Path) -> Any:
+    """Parse a YAML or JSON document file (JSON is YAML)."""
+    with path.open(encoding="utf-8") as fh:
+        return yaml.safe_load(fh)
+
+
+def load_seed_directory(directory: Path) -> dict[str, Any]:
+    """Merge seed_data/{accelerators,builds,models}.yaml into one document."""
+    document: dict[str, Any] = {}
+    for kind in KINDS:
+        path = directory / f"{kind.key}.yaml"
+        if path.exists():
+            document[kind.key] = load_document_file(path) or []
+    return document
+
+
+def import_document(
+    session: Session, document: Any, *, actor: str, dry_run: bool = False
+) -> ImportResult:
+    """Validate and upsert a whole document, all or nothing; commits unless dry_run or invalid."""
+    result = ImportResult(dry_run=dry_run)
+    validated = _validate_document(session, document, result.errors)
+    if result.errors:
+        session.rollback()
+        return result
+    changed = False
+    try:
+        for kind, records in validated:
+            for record in records:
+                changed |= _upsert(session, kind, record, actor=actor, result=result)
+                # Builds of this document may name accelerators created just above.
+                session.flush()
+        if changed:
+            bump_catalog_version(session)
+            session.flush()
+    except IntegrityError as exc:
+        session.rollback()
+        result.created.clear()
+        result.updated.clear()
+        result.unchanged.clear()
+        result.errors.append(
+            RecordError("document", None, None, "(database)", _integrity_reason(exc))
+        )
+        return result
+    if dry_run:
+        session.rollback()
+    else:
+        session.commit()
+    result.catalog_version = current_catalog_version(session)
+    return result
+
+
+def _validate_document(
+    session: Session, document: Any, errors: list[RecordError]
+) -> list[tuple[Kind, list[BaseModel]]]:
+    if not isinstance(document, Mapping):
+        errors.append(RecordError("document", None, None, "(document)", "must be an object"))
+        return []
+    unknown = sorted(set(map(str, document)) - set(KIND_BY_KEY))
+    for key in unknown:
+        errors.append(
+            RecordError(
+                "document", None, None, key, "unknown key; use accelerators, builds, models"
+            )
+        )
+    pending_accelerators: dict[str, AcceleratorIn] = {}
+    validated: list[tuple[Kind, list[BaseModel]]] = []
+    for kind in KINDS:  # accelerators first: builds refer to them
+        raws = document.get(kind.key) or []
+        if not isinstance(raws, list):
+            errors.append(RecordError("document", None, None, kind.key, "must be a list"))
+            continue
+        seen: set[str] = set()
+        records: list[BaseModel] = []
+        for index, raw in enumerate(raws):
+            slug = raw.get("slug") if isinstance(raw, Mapping) else None
+            slug = slug if isinstance(slug, str) else None
+            record, problems = validate_record(
+                session, kind, raw, pending_accelerators=pending_accelerators
+            )
+            for problem in problems:
+                errors.append(RecordError(kind.name, slug, index, problem.field, problem.message))
+            if record is None or problems:
+                continue
+            slug = record.slug  # type: ignore[attr-defined]
+            if slug in seen:
+                errors.append(
+                    RecordError(kind.name, slug, index, "slug", "appears twice in the document")
+                )
+                continue
+            seen.add(slug)
+            if kind is ACCELERATOR:
+                pending_accelerators[slug] = record  # type: ignore[assignment]
+            records.append(record)
+        validated.append((kind, records))
+    return validated
+
+
+def _upsert(
+    session: Session, kind: Kind, record: BaseModel, *, actor: str, result: ImportResult
+) -> bool:
+    slug: str = record.slug  # type: ignore[attr-defined]
+    ref = RecordRef(kind.name, slug)
+    existing = get_record(session, kind, slug)
+    after = record.model_dump(mode="json")
+    if existing is None:
+        session.add(kind.orm(**columns_for(session, record)))
+        result.created.append(ref)
+        record_change(
+            session,
+            actor=actor,
+            action="create",
+            kind=kind.name,
+            slug=slug,
+            before=None,
+            after=after,
+        )
+        return True
+    before = record_document(existing)
+    if _same(before, after):
+        result.unchanged.append(ref)
+        return False
+    for column, value in columns_for(session, record).items():
+        setattr(existing, column, value)
+    result.updated.append(ref)
+    record_change(
+        session,
+        actor=actor,
+        action="update",
+        kind=kind.name,
+        slug=slug,
+        before=before,
+        after=after,
+    )
+    return True
+
+
+def _same(stored: dict[str, Any], incoming: dict[str, Any]) -> bool:
+    # A seed file may omit the tier (it is derived); the stored record always has one.
+    if incoming.get("tier") is None and "tier" in stored:
+        stored = {**stored, "tier": None}
+    return stored == incoming
+
+
+def _integrity_reason(exc: IntegrityError) -> str:
+    # Name the violated constraint, never the SQL.
+    text = str(exc.orig) if exc.orig is not None else ""
+    for token in text.replace('"', " ").split():
+        if token.startswith(("ck_", "uq_", "fk_", "ix_")):
+            return f"violates constraint {token}"
+    return "violates a database constraint"
+
+
+def export_document(session: Session) -> dict[str, list[dict[str, Any]]]:
+    """The whole catalog as one document, in seed-file shape, sorted by slug."""
+    return {kind.key: [record_document(r) for r in all_records(session, kind)] for kind in KINDS}

@@ -1,0 +1,273 @@
+"""Catalog records in their document shape (seed files, export, API detail, admin PUT).
+
+One function per direction and kind: ORM → document dict, validated input → ORM columns.
+Everything that reads or writes a whole record goes through here.
+"""
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+from sqlalchemy import select
+from sqlalchemy.orm import Session, selectinload
+
+from app.engine import BuildSpec, EngineInputError, derive_tier, model_spec_from_hf_config
+from app.errors import FieldError
+from app.models import Accelerator, Build, ModelProfile
+from app.schemas.accelerator import AcceleratorIn
+from app.schemas.build import BuildIn, InterNodeLinkIn, IntraNodeLinkIn
+from app.schemas.model_profile import ModelIn
+from app.services.specs import accelerator_spec, build_spec
+
+Record = Accelerator | Build | ModelProfile
+
+
+@dataclass(frozen=True)
+class Kind:
+    """A resource kind: its singular name, document key, ORM class and input schema."""
+
+    name: str
+    key: str
+    orm: type[Record]
+    schema: type[BaseModel]
+
+
+ACCELERATOR = Kind("accelerator", "accelerators", Accelerator, AcceleratorIn)
+BUILD = Kind("build", "builds", Build, BuildIn)
+MODEL = Kind("model", "models", ModelProfile, ModelIn)
+KINDS: tuple[Kind, ...] = (ACCELERATOR, BUILD, MODEL)
+KIND_BY_NAME = {k.name: k for k in KINDS}
+KIND_BY_KEY = {k.key: k for k in KINDS}
+
+# Fields of the read shape that a client may send back to PUT; they are derived, so ignored.
+READ_ONLY_FIELDS = frozenset(
+    {
+        "version",
+        "accelerator_count",
+        "total_memory_gb",
+        "memory_pooled",
+        "architecture",
+        "attention",
+        "is_moe",
+        "num_hidden_layers",
+        "hidden_size",
+        "num_attention_heads",
+        "num_key_value_heads",
+        "head_dim",
+        "vocab_size",
+        "n_routed_experts",
+        "num_experts_per_tok",
+        "kv_lora_rank",
+        "sliding_window",
+        "params_total_computed",
+        "params_active_computed",
+        "kv_cache_bytes_per_token",
+    }
+)
+
+
+def strip_read_only(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """The writable part of a record read from the API (so GET output can be PUT back)."""
+    return {k: v for k, v in raw.items() if k not in READ_ONLY_FIELDS}
+
+
+def field_errors(exc: ValidationError) -> list[FieldError]:
+    """Pydantic errors as (dotted field path, reason) pairs."""
+    errors = []
+    for err in exc.errors(include_url=False):
+        loc = ".".join(str(part) for part in err["loc"]) or "(record)"
+        errors.append(FieldError(loc, err["msg"]))
+    return errors
+
+
+# ---- ORM → document ------------------------------------------------------------------------
+
+
+def accelerator_document(acc: Accelerator) -> dict[str, Any]:
+    """An accelerator in seed/export shape."""
+    return _dump(AcceleratorIn, {f: getattr(acc, f) for f in AcceleratorIn.model_fields})
+
+
+def build_document(build: Build) -> dict[str, Any]:
+    """A build in seed/export shape (its accelerator must be loaded)."""
+    values: dict[str, Any] = {
+        f: getattr(build, f)
+        for f in BuildIn.model_fields
+        if f not in {"accelerator", "intra_node_link", "inter_node_link"}
+    }
+    values["accelerator"] = build.accelerator.slug
+    values["intra_node_link"] = IntraNodeLinkIn.model_construct(
+        kind=build.intra_node_link_kind,
+        bandwidth_gbs=build.intra_node_bandwidth_gbs,
+        latency_us=build.intra_node_latency_us,
+    )
+    values["inter_node_link"] = InterNodeLinkIn.model_construct(
+        kind=build.inter_node_link_kind,
+        bandwidth_gbps=build.inter_node_bandwidth_gbps,
+        latency_us=build.inter_node_latency_us,
+    )
+    return _dump(BuildIn, values)
+
+
+def model_document(profile: ModelProfile) -> dict[str, Any]:
+    """A model profile in seed/export shape."""
+    return _dump(ModelIn, {f: getattr(profile, f) for f in ModelIn.model_fields})
+
+
+def _dump(schema: type[BaseModel], values: dict[str, Any]) -> dict[str, Any]:
+    # model_construct skips re-validation of stored data; dumping normalises dates to ISO.
+    return schema.model_construct(**values).model_dump(mode="json")
+
+
+def record_document(record: Record) -> dict[str, Any]:
+    """Any record in seed/export shape."""
+    if isinstance(record, Accelerator):
+        return accelerator_document(record)
+    if isinstance(record, Build):
+        return build_document(record)
+    return model_document(record)
+
+
+# ---- validated input → ORM -----------------------------------------------------------------
+
+
+def validate_record(
+    session: Session,
+    kind: Kind,
+    raw: Any,
+    *,
+    pending_accelerators: Mapping[str, AcceleratorIn] | None = None,
+) -> tuple[BaseModel | None, list[FieldError]]:
+    """Validate one record: its schema, then what needs the catalog (accelerator, tier, config)."""
+    if not isinstance(raw, Mapping):
+        return None, [FieldError("(record)", "must be an object")]
+    try:
+        record = kind.schema.model_validate(strip_read_only(raw))
+    except ValidationError as exc:
+        return None, field_errors(exc)
+    if isinstance(record, BuildIn):
+        return record, _check_build(session, record, pending_accelerators or {})
+    if isinstance(record, ModelIn):
+        return record, _check_model(record)
+    return record, []
+
+
+def _check_build(
+    session: Session, record: BuildIn, pending: Mapping[str, AcceleratorIn]
+) -> list[FieldError]:
+    acc_in = pending.get(record.accelerator)
+    if acc_in is not None:
+        acc = Accelerator(**acc_in.model_dump())
+    else:
+        found = session.scalar(select(Accelerator).where(Accelerator.slug == record.accelerator))
+        if found is None:
+            return [FieldError("accelerator", f"unknown accelerator '{record.accelerator}'")]
+        acc = found
+    implied = derive_tier(_spec_from_input(record, acc))
+    if record.tier is not None and record.tier != implied:
+        return [
+            FieldError(
+                "tier",
+                f"'{record.tier}' contradicts the hardware, which makes this build '{implied}'"
+                " (one node without a pooled NVLink/NVSwitch domain is desktop, one node with"
+                " one is dgx, several nodes or a rack-scale domain is cluster)",
+            )
+        ]
+    return []
+
+
+def _check_model(record: ModelIn) -> list[FieldError]:
+    try:
+        model_spec_from_hf_config(record.config, name=record.name)
+    except EngineInputError as exc:
+        return [FieldError(f"config.{exc.field}", exc.reason)]
+    return []
+
+
+def _spec_from_input(record: BuildIn, acc: Accelerator) -> BuildSpec:
+    build = Build(**_build_columns(record))
+    return build_spec(build, acc)
+
+
+def _build_columns(record: BuildIn) -> dict[str, Any]:
+    values = record.model_dump(exclude={"accelerator", "intra_node_link", "inter_node_link"})
+    values.update(
+        intra_node_link_kind=record.intra_node_link.kind,
+        intra_node_bandwidth_gbs=record.intra_node_link.bandwidth_gbs,
+        intra_node_latency_us=record.intra_node_link.latency_us,
+        inter_node_link_kind=record.inter_node_link.kind,
+        inter_node_bandwidth_gbps=record.inter_node_link.bandwidth_gbps,
+        inter_node_latency_us=record.inter_node_link.latency_us,
+    )
+    return values
+
+
+def columns_for(session: Session, record: BaseModel) -> dict[str, Any]:
+    """ORM column values for a validated record (derived columns filled in)."""
+    if isinstance(record, BuildIn):
+        values = _build_columns(record)
+        acc = session.scalar(select(Accelerator).where(Accelerator.slug == record.accelerator))
+        assert acc is not None, "validate_record checks the accelerator exists"
+        values["accelerator_id"] = acc.id
+        values["tier"] = derive_tier(build_spec(Build(**values), acc))
+        return values
+    if isinstance(record, ModelIn):
+        values = record.model_dump()
+        spec = model_spec_from_hf_config(record.config, name=record.name)
+        values.update(
+            architecture=str(record.config.get("model_type", "")),
+            attention=spec.attention_kind,
+            is_moe=spec.is_moe,
+            num_hidden_layers=spec.num_hidden_layers,
+            hidden_size=spec.hidden_size,
+            num_attention_heads=spec.num_attention_heads,
+            num_key_value_heads=spec.num_key_value_heads,
+            head_dim=spec.head_dim,
+            vocab_size=spec.vocab_size,
+            n_routed_experts=spec.n_routed_experts,
+            num_experts_per_tok=spec.num_experts_per_tok,
+            kv_lora_rank=spec.kv_lora_rank,
+            sliding_window=spec.sliding_window,
+        )
+        return values
+    return record.model_dump()
+
+
+# ---- queries -------------------------------------------------------------------------------
+
+
+def get_record(session: Session, kind: Kind, slug: str) -> Record | None:
+    """One record by slug (a build comes with its accelerator loaded)."""
+    stmt = select(kind.orm).where(kind.orm.slug == slug)
+    if kind is BUILD:
+        stmt = stmt.options(selectinload(Build.accelerator))
+    return session.scalar(stmt)
+
+
+def all_records(session: Session, kind: Kind) -> list[Record]:
+    """Every record of a kind, by slug."""
+    stmt = select(kind.orm).order_by(kind.orm.slug)
+    if kind is BUILD:
+        stmt = stmt.options(selectinload(Build.accelerator))
+    return list(session.scalars(stmt))
+
+
+__all__ = [
+    "ACCELERATOR",
+    "BUILD",
+    "KINDS",
+    "KIND_BY_KEY",
+    "KIND_BY_NAME",
+    "MODEL",
+    "READ_ONLY_FIELDS",
+    "Kind",
+    "accelerator_spec",
+    "all_records",
+    "columns_for",
+    "field_errors",
+    "get_record",
+    "record_document",
+    "strip_read_only",
+    "validate_record",
+]

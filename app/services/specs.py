@@ -1,0 +1,61 @@
+"""Translate ORM records into the engine's frozen dataclasses (the one place this happens)."""
+
+from app.engine import (
+    AcceleratorSpec,
+    BuildSpec,
+    InterNodeLink,
+    IntraNodeLink,
+    ModelSpec,
+    model_spec_from_hf_config,
+)
+from app.models import Accelerator, Build, ModelProfile
+
+
+def accelerator_spec(accelerator: Accelerator) -> AcceleratorSpec:
+    """Engine view of an accelerator."""
+    return AcceleratorSpec(
+        name=accelerator.name,
+        memory_gb=accelerator.memory_gb,
+        memory_bandwidth_gbs=accelerator.memory_bandwidth_gbs,
+        fp16_tflops=accelerator.fp16_tflops,
+        memory_kind=accelerator.memory_kind,
+        fp8_tflops=accelerator.fp8_tflops,
+        int8_tops=accelerator.int8_tops,
+        fp4_tflops=accelerator.fp4_tflops,
+        tdp_w=accelerator.tdp_w,
+        price_usd=accelerator.price_usd,
+    )
+
+
+def build_spec(build: Build, accelerator: Accelerator | None = None) -> BuildSpec:
+    """Engine view of a build (its accelerator must be loaded or passed)."""
+    acc = accelerator if accelerator is not None else build.accelerator
+    return BuildSpec(
+        name=build.name,
+        accelerator=accelerator_spec(acc),
+        nodes=build.nodes,
+        accelerators_per_node=build.accelerators_per_node,
+        intra_node_link=IntraNodeLink(
+            kind=build.intra_node_link_kind,
+            bandwidth_gbs=build.intra_node_bandwidth_gbs,
+            latency_us=build.intra_node_latency_us,
+        ),
+        inter_node_link=InterNodeLink(
+            kind=build.inter_node_link_kind,
+            bandwidth_gbps=build.inter_node_bandwidth_gbps,
+            latency_us=build.inter_node_latency_us,
+        ),
+        scale_up_domain_accelerators=build.scale_up_domain_accelerators,
+        power_w=build.power_w,
+        price_usd=build.price_usd,
+    )
+
+
+def model_spec(profile: ModelProfile) -> ModelSpec:
+    """Engine view of a model profile, parsed from its stored config.json."""
+    return model_spec_from_hf_config(
+        profile.config,
+        name=profile.name,
+        params_total_published=profile.params_total,
+        params_active_published=profile.params_active,
+    )
