@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from types import MappingProxyType
+
 from .cost import cost_figures
 from .plan import Need, Prepared, candidate_splits, kv_share, need_per_accel, prepare
-from .precision import rule_of_thumb_gb
+from .precision import PRECISIONS, rule_of_thumb_gb
 from .prep import GB, peak_flops, validate
 from .results import (
     Estimate,
@@ -14,7 +16,7 @@ from .results import (
     Throughput,
     TrainingFigures,
 )
-from .runtime import UNIFIED_USABLE_FRACTION
+from .runtime import RUNTIMES, UNIFIED_USABLE_FRACTION
 from .specs import BuildSpec, CostAssumptions, ModelSpec, Workload
 from .speed import throughput
 from .tiers import derive_tier
@@ -260,15 +262,31 @@ def _findings(
     return tuple(out)
 
 
+# Per-precision and per-runtime wording, built once at import (read-only mappings).
+_PRECISION_TEXT = MappingProxyType(
+    {
+        name: f"Weights {p.name} at {p.bits_per_weight:.4g} bits/weight ({p.source})"
+        for name, p in PRECISIONS.items()
+    }
+)
+_RUNTIME_TEXT = MappingProxyType(
+    {
+        name: (
+            f"Runtime {rt.name}: {rt.overhead_gb:g} GB overhead per accelerator, bandwidth "
+            f"efficiency {rt.bandwidth_efficiency:.0%}, prefill compute efficiency "
+            f"{rt.compute_efficiency:.0%}, decode compute efficiency "
+            f"{rt.decode_compute_efficiency:.0%}, fixed {rt.fixed_s_per_layer * 1e6:g} µs/layer + "
+            f"{rt.fixed_s_per_step * 1e3:g} ms/step"
+        )
+        for name, rt in RUNTIMES.items()
+    }
+)
+
+
 def _assumptions(p: Prepared, costs: CostAssumptions, util: float) -> tuple[str, ...]:
-    rt = p.runtime
     return _BASE_ASSUMPTIONS + (
-        f"Weights {p.precision.name} at {p.precision.bits_per_weight:.4g} bits/weight "
-        f"({p.precision.source}); KV cache {p.kv_precision}",
-        f"Runtime {rt.name}: {util:.0%} of each accelerator usable, {rt.overhead_gb:g} GB overhead "
-        f"per accelerator, bandwidth efficiency {rt.bandwidth_efficiency:.0%}, compute efficiency "
-        f"{rt.compute_efficiency:.0%}, fixed {rt.fixed_s_per_layer * 1e6:g} µs/layer + "
-        f"{rt.fixed_s_per_step * 1e3:g} ms/step",
+        f"{_PRECISION_TEXT[p.precision.name]}; KV cache {p.kv_precision}",
+        f"{_RUNTIME_TEXT[p.runtime.name]}; {util:.0%} of each accelerator's memory usable",
         f"Costs: purchase amortised over {costs.amortization_years:g} years, electricity "
         f"${costs.electricity_usd_per_kwh:g}/kWh at PUE {costs.pue:g}, utilisation "
         f"{costs.utilization:.0%}, host power +{costs.host_power_fraction:.0%} of accelerator TDP "

@@ -47,10 +47,91 @@ def _non_negative(value: float | int | None, field: str) -> None:
         raise EngineInputError(field, f"must not be negative, got {value}")
 
 
+_NUM = (int, float)
+_INF = float("inf")
+
+
+def _fast_ok(
+    build: BuildSpec, model: ModelSpec, workload: Workload, costs: CostAssumptions
+) -> bool:
+    """Cheap all-in-one check; the detailed checks run only when this fails."""
+    acc = build.accelerator
+    for v in (acc.memory_gb, acc.memory_bandwidth_gbs, acc.fp16_tflops):
+        if type(v) not in _NUM or not 0 < v < _INF:
+            return False
+    for v in (
+        acc.fp8_tflops,
+        acc.int8_tops,
+        acc.fp4_tflops,
+        acc.tdp_w,
+        acc.price_usd,
+        build.intra_node_link.bandwidth_gbs,
+        build.inter_node_link.bandwidth_gbps,
+        build.intra_node_link.latency_us,
+        build.inter_node_link.latency_us,
+        build.power_w,
+        build.price_usd,
+    ):
+        if v is not None and (type(v) not in _NUM or not 0 <= v < _INF):
+            return False
+    for v in (
+        build.nodes,
+        build.accelerators_per_node,
+        model.num_hidden_layers,
+        model.hidden_size,
+        model.num_attention_heads,
+        model.num_key_value_heads,
+        model.head_dim,
+        model.intermediate_size,
+        model.vocab_size,
+        workload.context_tokens,
+        workload.prompt_tokens,
+        workload.batch,
+    ):
+        if type(v) is not int or v < 1:
+            return False
+    w = workload
+    return (
+        acc.memory_kind in ("discrete", "unified")
+        and build.intra_node_link.kind in INTRA_LINK_KINDS
+        and build.inter_node_link.kind in INTER_LINK_KINDS
+        and build.scale_up_domain_accelerators is None
+        and model.num_attention_heads % model.num_key_value_heads == 0
+        and (model.n_routed_experts == 0 or model.num_experts_per_tok <= model.n_routed_experts)
+        and 0 <= model.sliding_window_layers <= model.num_hidden_layers
+        and (not model.sliding_window_layers or bool(model.sliding_window))
+        and w.mode in MODES
+        and w.precision in PRECISIONS
+        and (w.kv_cache_precision is None or w.kv_cache_precision in KV_BITS)
+        and w.parallelism in PARALLELISMS
+        and w.runtime in RUNTIMES
+        and w.tensor_parallel is None
+        and w.pipeline_parallel is None
+        and w.memory_utilization is None
+        and w.zero_stage in (0, 1, 2, 3)
+        and type(w.training_tokens) is int
+        and w.training_tokens >= 0
+        and (w.mode not in ("lora", "qlora") or (type(w.lora_rank) is int and w.lora_rank > 0))
+        and w.model_flops_utilization is None
+        and type(costs.amortization_years) in _NUM
+        and 0 < costs.amortization_years < _INF
+        and type(costs.electricity_usd_per_kwh) in _NUM
+        and 0 <= costs.electricity_usd_per_kwh < _INF
+        and type(costs.pue) in _NUM
+        and 1 <= costs.pue <= 3
+        and type(costs.utilization) in _NUM
+        and 0 < costs.utilization <= 1
+        and type(costs.host_power_fraction) in _NUM
+        and 0 <= costs.host_power_fraction < _INF
+    )
+
+
 def validate(
     build: BuildSpec, model: ModelSpec, workload: Workload, costs: CostAssumptions
 ) -> None:
     """Raise EngineInputError naming the first invalid field."""
+    if _fast_ok(build, model, workload, costs):
+        return  # the common case: every field valid; the slow path below names the culprit
     acc = build.accelerator
     _positive(acc.memory_gb, "accelerator.memory_gb")
     _positive(acc.memory_bandwidth_gbs, "accelerator.memory_bandwidth_gbs")

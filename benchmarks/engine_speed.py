@@ -1,0 +1,126 @@
+"""Engine speed: estimates per second on one core and a 1,000-build catalogue sweep.
+
+Times are process CPU time (time.process_time), so other load on the machine does not count.
+
+Run from the repository root:  python benchmarks/engine_speed.py
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from app.engine import (  # noqa: E402
+    AcceleratorSpec,
+    BuildSpec,
+    InterNodeLink,
+    IntraNodeLink,
+    Workload,
+    estimate,
+    model_spec_from_hf_config,
+)
+
+MODEL = model_spec_from_hf_config(
+    {
+        "model_type": "llama",
+        "num_hidden_layers": 80,
+        "hidden_size": 8192,
+        "num_attention_heads": 64,
+        "num_key_value_heads": 8,
+        "intermediate_size": 28672,
+        "vocab_size": 128256,
+    },
+    name="Llama 3.1 70B",
+)
+WORKLOAD = Workload(precision="fp8", context_tokens=8192, batch=8)
+
+
+@dataclass(frozen=True, slots=True)
+class _Baseline:
+    a: float
+    b: float
+    c: int
+
+
+def catalogue(n: int = 1000) -> list[BuildSpec]:
+    """A synthetic catalogue: desktops, DGX-style nodes and clusters of varied accelerators."""
+    builds = []
+    for i in range(n):
+        mem = (16, 24, 32, 48, 80, 96, 141, 192)[i % 8]
+        acc = AcceleratorSpec(
+            f"acc{i}",
+            mem,
+            500 + 37 * (i % 50),
+            80 + 11 * (i % 90),
+            fp8_tflops=400 + i % 300,
+            tdp_w=300 + i % 500,
+            price_usd=1000 + 13 * i,
+        )
+        shape = i % 4
+        if shape == 0:
+            builds.append(BuildSpec(f"b{i}", acc, 1, 1 + i % 4, IntraNodeLink("pcie", 32)))
+        elif shape == 1:
+            builds.append(BuildSpec(f"b{i}", acc, 1, 8, IntraNodeLink("nvswitch", 450)))
+        elif shape == 2:
+            builds.append(
+                BuildSpec(
+                    f"b{i}",
+                    acc,
+                    2 + i % 8,
+                    8,
+                    IntraNodeLink("nvswitch", 450),
+                    InterNodeLink("infiniband", 3200),
+                )
+            )
+        else:
+            unified = AcceleratorSpec(
+                f"soc{i}",
+                64 + 64 * (i % 8),
+                273 + i % 600,
+                30,
+                memory_kind="unified",
+                price_usd=3999,
+            )
+            builds.append(BuildSpec(f"b{i}", unified))
+    return builds
+
+
+def main() -> int:
+    """Print estimates per second, the baseline ratio and the sweep time."""
+    builds = catalogue()
+    for b in builds[:50]:  # warm up
+        estimate(b, MODEL, WORKLOAD)
+
+    n = 20000
+    one = builds[1]  # an 8-GPU NVSwitch node
+    t0 = time.process_time()
+    for _ in range(n):
+        estimate(one, MODEL, WORKLOAD)
+    per_s = n / (time.process_time() - t0)
+
+    t0 = time.process_time()
+    for i in range(n):
+        _Baseline(1.0, 2.0, i)
+    base_per_s = n / (time.process_time() - t0)
+
+    best = float("inf")
+    for _ in range(5):
+        t0 = time.process_time()
+        results = [estimate(b, MODEL, WORKLOAD) for b in builds]
+        best = min(best, time.process_time() - t0)
+    fits = sum(r.fits for r in results)
+
+    print(f"estimates per second (one core, 8-GPU node): {per_s:,.0f}")
+    print(f"baseline: frozen slots dataclass constructions per second: {base_per_s:,.0f}")
+    print(f"ratio: one estimate costs {base_per_s / per_s:,.0f} dataclass constructions")
+    print(f"1,000-build sweep (best of 5): {best * 1000:.1f} ms ({fits} builds fit)")
+    print("targets: >= 20,000 estimates/s and < 50 ms per 1,000-build sweep")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
