@@ -1,6 +1,8 @@
 """Engine speed: estimates per second on one core and a 1,000-build catalogue sweep.
 
-Times are process CPU time (time.process_time), so other load on the machine does not count.
+Times are process CPU time (time.process_time), best of several runs; pin to one core with
+`taskset -c 1` for steadier figures. The baseline (a trivial frozen dataclass) is timed in the
+same run, so the ratio is comparable across machines and load.
 
 Run from the repository root:  python benchmarks/engine_speed.py
 """
@@ -95,29 +97,36 @@ def main() -> int:
     for b in builds[:50]:  # warm up
         estimate(b, MODEL, WORKLOAD)
 
-    n = 20000
+    # Best of several short runs: the machine is shared, and the minimum is the least disturbed.
+    n, runs = 5000, 7
     one = builds[1]  # an 8-GPU NVSwitch node
-    t0 = time.process_time()
-    for _ in range(n):
-        estimate(one, MODEL, WORKLOAD)
-    per_s = n / (time.process_time() - t0)
+    best_one = float("inf")
+    for _ in range(runs):
+        t0 = time.process_time()
+        for _ in range(n):
+            estimate(one, MODEL, WORKLOAD)
+        best_one = min(best_one, time.process_time() - t0)
+    per_s = n / best_one
 
-    t0 = time.process_time()
-    for i in range(n):
-        _Baseline(1.0, 2.0, i)
-    base_per_s = n / (time.process_time() - t0)
+    best_base = float("inf")
+    for _ in range(runs):
+        t0 = time.process_time()
+        for i in range(n):
+            _Baseline(1.0, 2.0, i)
+        best_base = min(best_base, time.process_time() - t0)
+    base_per_s = n / best_base
 
     best = float("inf")
-    for _ in range(5):
+    for _ in range(runs):
         t0 = time.process_time()
         results = [estimate(b, MODEL, WORKLOAD) for b in builds]
         best = min(best, time.process_time() - t0)
     fits = sum(r.fits for r in results)
 
-    print(f"estimates per second (one core, 8-GPU node): {per_s:,.0f}")
+    print(f"estimates per second (one core, 8-GPU node, best of {runs}): {per_s:,.0f}")
     print(f"baseline: frozen slots dataclass constructions per second: {base_per_s:,.0f}")
     print(f"ratio: one estimate costs {base_per_s / per_s:,.0f} dataclass constructions")
-    print(f"1,000-build sweep (best of 5): {best * 1000:.1f} ms ({fits} builds fit)")
+    print(f"1,000-build sweep (best of {runs}): {best * 1000:.1f} ms ({fits} builds fit)")
     print("targets: >= 20,000 estimates/s and < 50 ms per 1,000-build sweep")
     return 0
 

@@ -16,7 +16,12 @@ from .results import (
     Throughput,
     TrainingFigures,
 )
-from .runtime import RUNTIMES, UNIFIED_USABLE_FRACTION
+from .runtime import (
+    MLA_FIXED_S_PER_LAYER,
+    MOE_FIXED_S_PER_LAYER,
+    RUNTIMES,
+    UNIFIED_USABLE_FRACTION,
+)
 from .specs import BuildSpec, CostAssumptions, ModelSpec, Workload
 from .speed import throughput
 from .tiers import derive_tier
@@ -32,6 +37,9 @@ _BASE_ASSUMPTIONS = (
     "Decode step = max(bytes read / (bandwidth x efficiency), FLOPs / (peak x efficiency)) "
     "+ all-reduce and pipeline-hop time + fixed per-layer and per-step costs",
     "MoE decode reads E x (1 - (1 - k/E)^batch) distinct experts per layer (uniform routing)",
+    f"Each MoE layer adds {MOE_FIXED_S_PER_LAYER * 1e6:g} µs and each MLA layer "
+    f"{MLA_FIXED_S_PER_LAYER * 1e6:g} µs of fixed kernel time per forward pass (routing, "
+    "dispatch/combine, absorbed-attention kernels); no speculative decoding / MTP",
     "Prefill time is for one prompt of prompt_tokens; time to first token excludes queueing",
 )
 
@@ -283,7 +291,22 @@ _RUNTIME_TEXT = MappingProxyType(
 )
 
 
+# Assumption tuples repeat for every build of a sweep: memoise them (bounded, frozen keys).
+_ASSUMPTIONS_CACHE: dict[tuple[str, str, str, CostAssumptions, float], tuple[str, ...]] = {}
+_ASSUMPTIONS_CACHE_MAX = 256
+
+
 def _assumptions(p: Prepared, costs: CostAssumptions, util: float) -> tuple[str, ...]:
+    key = (p.precision.name, p.kv_precision, p.runtime.name, costs, util)
+    hit = _ASSUMPTIONS_CACHE.get(key)
+    if hit is None:
+        if len(_ASSUMPTIONS_CACHE) >= _ASSUMPTIONS_CACHE_MAX:
+            _ASSUMPTIONS_CACHE.clear()
+        hit = _ASSUMPTIONS_CACHE[key] = _assumption_texts(p, costs, util)
+    return hit
+
+
+def _assumption_texts(p: Prepared, costs: CostAssumptions, util: float) -> tuple[str, ...]:
     return _BASE_ASSUMPTIONS + (
         f"{_PRECISION_TEXT[p.precision.name]}; KV cache {p.kv_precision}",
         f"{_RUNTIME_TEXT[p.runtime.name]}; {util:.0%} of each accelerator's memory usable",

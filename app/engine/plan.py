@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 
 from .precision import PRECISIONS, Precision, kv_bytes
 from .prep import GB, usable_fraction
@@ -73,8 +74,28 @@ def kv_tokens_weighted(p: Prepared, tokens: int) -> float:
     return p.full_layers * tokens + p.windowed_layers * min(tokens, p.window)
 
 
+# Prepared depends on the build only through one accelerator's memory size and kind, so a
+# catalogue sweep or repeated requests reuse it. Bounded: cleared when full (no unbounded
+# global state); keys are frozen, hashable inputs.
+_PREPARED_CACHE: dict[tuple[ModelSpec, Workload, float, str], Prepared] = {}
+_PREPARED_CACHE_MAX = 256
+
+
 def prepare(build: BuildSpec, model: ModelSpec, workload: Workload) -> Prepared:
-    """Compute the per-call quantities (no plan yet)."""
+    """Compute the per-call quantities (no plan yet); memoised in a small bounded cache."""
+    acc = build.accelerator
+    key = (model, workload, acc.memory_gb, acc.memory_kind)
+    hit = _PREPARED_CACHE.get(key)
+    if hit is not None:
+        return hit
+    result = _prepare(build, model, workload)
+    if len(_PREPARED_CACHE) >= _PREPARED_CACHE_MAX:
+        _PREPARED_CACHE.clear()
+    _PREPARED_CACHE[key] = result
+    return result
+
+
+def _prepare(build: BuildSpec, model: ModelSpec, workload: Workload) -> Prepared:
     mode = workload.mode
     prec = PRECISIONS["nf4"] if mode == "qlora" else PRECISIONS[workload.precision]
     runtime = RUNTIMES["pytorch"] if mode != "inference" else RUNTIMES[workload.runtime]
@@ -219,10 +240,14 @@ def training_activation_bytes(model: ModelSpec, workload: Workload, tp: int, pp:
     return act
 
 
-def _tp_options(model: ModelSpec, limit: int) -> list[int]:
+def _tp_options(model: ModelSpec, limit: int) -> tuple[int, ...]:
     """Tensor-parallel sizes up to `limit` that divide the attention heads, largest first."""
-    heads = model.num_attention_heads
-    return [t for t in range(min(limit, MAX_TENSOR_PARALLEL), 0, -1) if heads % t == 0]
+    return _tp_sizes(model.num_attention_heads, min(limit, MAX_TENSOR_PARALLEL))
+
+
+@lru_cache(maxsize=256)
+def _tp_sizes(heads: int, limit: int) -> tuple[int, ...]:
+    return tuple(t for t in range(limit, 0, -1) if heads % t == 0)
 
 
 def candidate_splits(

@@ -59,7 +59,7 @@ def _fast_ok(
     for v in (acc.memory_gb, acc.memory_bandwidth_gbs, acc.fp16_tflops):
         if type(v) not in _NUM or not 0 < v < _INF:
             return False
-    for v in (
+    for opt in (
         acc.fp8_tflops,
         acc.int8_tops,
         acc.fp4_tflops,
@@ -72,7 +72,7 @@ def _fast_ok(
         build.power_w,
         build.price_usd,
     ):
-        if v is not None and (type(v) not in _NUM or not 0 <= v < _INF):
+        if opt is not None and (type(opt) not in _NUM or not 0 <= opt < _INF):
             return False
     for v in (
         build.nodes,

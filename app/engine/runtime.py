@@ -51,6 +51,21 @@ UNIFIED_USABLE_FRACTION = 0.75
 UNIFIED_BANDWIDTH_EFFICIENCY = 0.60
 UNIFIED_FIXED_S_PER_LAYER = 60e-6
 
+# Fixed time per decode forward pass of one mixture-of-experts layer, beyond its weight bytes:
+# router GEMM, top-k softmax, token sort/align, permute (dispatch) and weighted combine, two
+# grouped-GEMM launches whose expert tiles run near-empty at small batch. These are short
+# kernels that do not overlap with the bandwidth-bound GEMMs. Hand-set from the calibration
+# rows (gpt-oss-120b on one A100, vLLM: 11.1 ms per token measured vs 3.4 ms of weight reads
+# over 36 MoE layers); see docs/engine.md section 7.
+MOE_FIXED_S_PER_LAYER = 200e-6
+
+# Fixed time per decode forward pass of one multi-head-latent-attention layer (DeepSeek-V3,
+# Kimi K2), beyond its bytes: absorbed MLA runs q_a/q_b/kv_a projections, two extra norms,
+# RoPE on the decoupled key, two per-head absorption BMMs and a latent-attention kernel, with
+# FP8 block-scaled activation quantisation before each projection. Hand-set from the
+# DeepSeek-V3 calibration rows (SGLang on 8x H200, vLLM on 8x H20: ~33 ms per token).
+MLA_FIXED_S_PER_LAYER = 250e-6
+
 # Tensor parallelism beyond 8 ways is rare for one model replica: all-reduce latency dominates.
 MAX_TENSOR_PARALLEL = 8
 

@@ -11,6 +11,8 @@ from .runtime import (
     LINK_DEFAULT_GBS,
     LINK_EFFICIENCY,
     LINK_LATENCY_US,
+    MLA_FIXED_S_PER_LAYER,
+    MOE_FIXED_S_PER_LAYER,
     UNIFIED_BANDWIDTH_EFFICIENCY,
     UNIFIED_FIXED_S_PER_LAYER,
     RuntimeProfile,
@@ -39,6 +41,15 @@ def fixed_per_layer(rt: RuntimeProfile, build: BuildSpec) -> float:
     if build.accelerator.memory_kind == "unified":
         return max(rt.fixed_s_per_layer, UNIFIED_FIXED_S_PER_LAYER)
     return rt.fixed_s_per_layer
+
+
+def fixed_per_pass(rt: RuntimeProfile, build: BuildSpec, model: ModelSpec) -> float:
+    """Fixed seconds of one forward pass over all layers: launches, MoE routing, MLA kernels."""
+    fixed = fixed_per_layer(rt, build) * model.num_hidden_layers
+    fixed += MOE_FIXED_S_PER_LAYER * model.moe_layers
+    if model.kv_lora_rank:
+        fixed += MLA_FIXED_S_PER_LAYER * model.num_hidden_layers
+    return fixed
 
 
 def _hop(build: BuildSpec, tp: int, pp: int) -> tuple[float, float]:
@@ -119,7 +130,7 @@ class DecodeModel:
             )
         else:
             self.comm_fixed = self.comm_per_token = 0.0
-        self.fixed = rt.fixed_s_per_step + fixed_per_layer(rt, build) * layers
+        self.fixed = rt.fixed_s_per_step + fixed_per_pass(rt, build, model)
         if pp > 1:
             hop_bw, hop_lat = _hop(build, tp, pp)
             self.hop_fixed = (pp - 1) * hop_lat
@@ -191,7 +202,7 @@ def prefill(
     )
     chunks = max(1, -(-n // rt.prefill_chunk_tokens))
     layers = model.num_hidden_layers
-    total = max(compute_s, memory_s * chunks) + chunks * fixed_per_layer(rt, build) * layers
+    total = max(compute_s, memory_s * chunks) + chunks * fixed_per_pass(rt, build, model)
     if tp > 1:
         bw, lat, _ = link_for(build, tp)
         total += (

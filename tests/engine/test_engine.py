@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import ast
+import csv
 import dataclasses
+import importlib.util
+import types
 from pathlib import Path
 
 import pytest
@@ -300,6 +303,71 @@ def test_fixed_costs_cap_tiny_models():
     roofline = 1.0 / t.decode_memory_s
     assert t.decode_tokens_per_s < 0.5 * roofline
     assert t.decode_fixed_s > t.decode_memory_s
+
+
+def _measurement_rows(**match: str) -> list[dict[str, str]]:
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "measurements.csv"
+    with path.open() as fh:
+        rows = list(csv.DictReader(fh))
+    return [r for r in rows if all(r[k] == v for k, v in match.items())]
+
+
+def _accuracy_module() -> types.ModuleType:
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "accuracy.py"
+    loader_spec = importlib.util.spec_from_file_location("tierline_accuracy", path)
+    assert loader_spec is not None and loader_spec.loader is not None
+    module = importlib.util.module_from_spec(loader_spec)
+    loader_spec.loader.exec_module(module)
+    return module
+
+
+def test_deepseek_v3_single_stream_on_8x_h200_matches_published_rows():
+    # The published single-stream DeepSeek-V3 figures (no MTP) on one 8-GPU node; before the
+    # MoE/MLA fixed costs the engine predicted ~7x too fast.
+    rows = _measurement_rows(model="deepseek_v3", kind="decode", batch="1", accelerators="8")
+    assert len(rows) >= 2
+    accuracy = _accuracy_module()
+    for row in rows:
+        predicted, fits = accuracy.predict(row)
+        measured = float(row["measured_tokens_per_s"])
+        assert fits and predicted is not None
+        assert measured / 1.25 <= predicted <= measured * 1.25, row["id"]
+
+
+def test_deepseek_v3_batch_sweep_keeps_per_sequence_speed_roughly_flat():
+    # SGLang's 1/8/32 sweep: aggregate grows almost linearly because fixed per-layer costs,
+    # not expert bytes, dominate a step. Compare the predicted growth with the measured one.
+    rows = _measurement_rows(model="deepseek_v3", hardware="h200", runtime="sglang")
+    by_batch = {int(r["batch"]): r for r in rows}
+    assert {1, 8, 32} <= set(by_batch)
+    accuracy = _accuracy_module()
+    pred = {b: accuracy.predict(by_batch[b])[0] for b in (1, 8, 32)}
+    meas = {b: float(by_batch[b]["measured_tokens_per_s"]) for b in (1, 8, 32)}
+    for b in (8, 32):
+        growth_pred = pred[b] / pred[1]
+        growth_meas = meas[b] / meas[1]
+        assert growth_meas / 1.3 <= growth_pred <= growth_meas * 1.3
+
+
+def test_moe_and_mla_fixed_costs_dominate_deepseek_single_stream():
+    t = estimate(
+        CLUSTER, spec(DEEPSEEK_V3), Workload(precision="fp8", context_tokens=8192)
+    ).throughput
+    assert t is not None
+    assert t.decode_fixed_s > 5 * t.decode_memory_s
+    assert t.decode_tokens_per_s < 0.2 / t.decode_memory_s
+    # A dense model of similar active size is not penalised the same way.
+    dense = estimate(CLUSTER, spec(LLAMA_70B), Workload(precision="fp8")).throughput
+    assert dense is not None and dense.decode_fixed_s < t.decode_fixed_s / 5
+
+
+def test_tensor_parallel_all_reduce_latency_is_realistic_on_nvswitch():
+    # NCCL small-message all-reduce over 8 NVSwitch GPUs takes 10-20 us (docs/engine.md sec. 5).
+    model = spec(LLAMA_70B)
+    nvs = BuildSpec("8x H100 NVSwitch", H100, 1, 8, IntraNodeLink("nvswitch", 450))
+    t = estimate(nvs, model, Workload(precision="fp8", parallelism="tensor")).throughput
+    per_all_reduce = t.decode_communication_s / (2 * model.num_hidden_layers)
+    assert 10e-6 <= per_all_reduce <= 20e-6
 
 
 def test_training_memory_is_sixteen_bytes_per_param_plus_activations():
