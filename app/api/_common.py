@@ -1,0 +1,249 @@
+"""Shared pieces of the JSON API: problem responses, cached JSON with ETags, pages, CSV."""
+
+import csv
+import hashlib
+import io
+import json
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from fastapi import Request
+from fastapi.responses import Response
+from pydantic import BaseModel, Field
+from sqlalchemy.orm import Session
+
+from app.config import Settings
+from app.services.cache import snapshot
+from app.services.listing import ListResult
+
+# Catalog answers may be stored by any cache but must be revalidated (cheap 304s), so a change
+# is visible right after it commits.
+CACHE_CONTROL = "public, no-cache"
+JSON = "application/json"
+PROBLEM_JSON = "application/problem+json"
+
+
+class Problem(BaseModel):
+    """RFC 9457 problem details; `errors` names each invalid field and the reason."""
+
+    type: str = Field(default="about:blank")
+    title: str = Field(examples=["Invalid input"])
+    status: int = Field(examples=[422])
+    detail: str = Field(examples=["sort: unknown sort field 'colour'"])
+    instance: str | None = Field(default=None, examples=["/api/v1/builds"])
+    # A plain mapping (not a nested model) keeps this schema self-contained for inlining.
+    errors: list[dict[str, str]] | None = Field(
+        default=None, examples=[[{"field": "sort", "message": "unknown sort field 'colour'"}]]
+    )
+
+
+PROBLEM_SCHEMA = Problem.model_json_schema()
+
+
+def _problem(description: str, status: int, title: str, detail: str, field: str) -> dict[str, Any]:
+    example = {
+        "type": "about:blank",
+        "title": title,
+        "status": status,
+        "detail": detail,
+        "errors": [{"field": field, "message": detail.split(": ", 1)[-1]}],
+    }
+    return {
+        "description": description,
+        "content": {PROBLEM_JSON: {"schema": PROBLEM_SCHEMA, "example": example}},
+    }
+
+
+Responses = dict[int | str, dict[str, Any]]
+
+INVALID: Responses = {
+    422: _problem(
+        "Invalid input: the problem names each field and the reason",
+        422,
+        "Invalid input",
+        "per_page: Input should be less than or equal to 200",
+        "per_page",
+    )
+}
+NOT_FOUND: Responses = {
+    404: _problem("Unknown slug", 404, "Not found", "unknown build 'no-such-build'", "slug")
+}
+BODY_ERRORS: Responses = {
+    400: {"description": "The body is not decodable JSON text"},
+    413: _problem(
+        "The body exceeds TIERLINE_MAX_BODY_BYTES",
+        413,
+        "Payload too large",
+        "the request body exceeds 1048576 bytes",
+        "(body)",
+    ),
+}
+NOT_MODIFIED: Responses = {304: {"description": "Not modified (If-None-Match matched the ETag)"}}
+UNAVAILABLE: Responses = {
+    503: _problem(
+        "The database is unreachable; retry after the Retry-After seconds",
+        503,
+        "Service unavailable",
+        "the database is unreachable; try again shortly",
+        "(service)",
+    )
+}
+GET_RESPONSES: Responses = {**NOT_MODIFIED, **INVALID, **UNAVAILABLE}
+
+
+def dumps(value: Any) -> bytes:
+    """Compact JSON; NaN/Infinity are refused (the services never produce them)."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
+
+
+def _etag_of(body: bytes, version: int) -> str:
+    return f'"c{version}-{hashlib.blake2b(body, digest_size=8).hexdigest()}"'
+
+
+def etag_matches(header: str | None, etag: str) -> bool:
+    """If-None-Match uses weak comparison: W/ prefixes are ignored; '*' matches anything."""
+    if not header:
+        return False
+    bare = etag.removeprefix("W/")
+    for candidate in header.split(","):
+        candidate = candidate.strip()
+        if candidate == "*" or candidate.removeprefix("W/") == bare:
+            return True
+    return False
+
+
+def _respond(
+    request: Request, body: bytes, etag: str, headers: dict[str, str], media_type: str
+) -> Response:
+    all_headers = {"ETag": etag, "Cache-Control": CACHE_CONTROL, **headers}
+    if etag_matches(request.headers.get("if-none-match"), etag):
+        return Response(status_code=304, headers=all_headers)
+    return Response(content=body, media_type=media_type, headers=all_headers)
+
+
+@contextmanager
+def catalog_session(request: Request) -> Iterator[Session]:
+    """A read-only session for one request.
+
+    The read routes open it themselves rather than through SessionDep: a generator dependency
+    costs two extra thread-pool hops per request, a large share of a cached answer's time.
+    """
+    session: Session = request.app.state.sessionmaker()
+    try:
+        yield session
+    finally:
+        session.close()
+
+
+def settings_of(request: Request) -> Settings:
+    """The app's settings (read directly: a sync dependency would cost a thread-pool hop)."""
+    return request.app.state.settings  # type: ignore[no-any-return]
+
+
+def cached_json(
+    request: Request,
+    compute: Callable[[Session], Any],
+    *,
+    etag: Callable[[Any], str] | None = None,
+) -> Response:
+    """A JSON answer memoised per catalog version and URL, with an ETag and 304 support.
+
+    `etag` derives the ETag from the value (record detail: its version); by default it is the
+    catalog version plus a hash of the body.
+    """
+    with catalog_session(request) as session:
+        snap = snapshot(session)
+
+        def render() -> tuple[bytes, str, dict[str, str]]:
+            value = compute(session)
+            body = dumps(value)
+            tag = etag(value) if etag is not None else _etag_of(body, snap.version)
+            return body, tag, {}
+
+        body, tag, extra = snap.memo(("http", str(request.url)), render)
+    return _respond(request, body, tag, extra, JSON)
+
+
+def page_body(request: Request, result: ListResult[Any]) -> tuple[dict[str, Any], dict[str, str]]:
+    """A list page as `{items, total, page, per_page, next_url}` plus its RFC 8288 Link header."""
+    next_url = None
+    links = []
+    if result.next_page is not None:
+        next_url = str(request.url.include_query_params(page=result.next_page))
+        links.append(f'<{next_url}>; rel="next"')
+    if result.page > 1:
+        prev_page = min(result.page - 1, result.pages)
+        links.append(f'<{request.url.include_query_params(page=prev_page)}>; rel="prev"')
+    links.append(f'<{request.url.include_query_params(page=1)}>; rel="first"')
+    body = {
+        "items": result.items,
+        "total": result.total,
+        "page": result.page,
+        "per_page": result.per_page,
+        "next_url": next_url,
+    }
+    return body, {"Link": ", ".join(links)}
+
+
+def cached_page(request: Request, compute: Callable[[Session], ListResult[Any]]) -> Response:
+    """A list page, memoised per catalog version and URL, with its Link header."""
+    with catalog_session(request) as session:
+        snap = snapshot(session)
+
+        def build() -> tuple[bytes, str, dict[str, str]]:
+            value, headers = page_body(request, compute(session))
+            body = dumps(value)
+            return body, _etag_of(body, snap.version), headers
+
+        body, tag, extra = snap.memo(("http", str(request.url)), build)
+    return _respond(request, body, tag, extra, JSON)
+
+
+def _csv_cell(value: Any) -> Any:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        # Spreadsheets would run it as a formula (CSV injection).
+        return "'" + value
+    return value
+
+
+def cached_csv(
+    request: Request,
+    *,
+    filename: str,
+    columns: Sequence[str],
+    rows: Callable[[Session], Iterable[dict[str, Any]]],
+) -> Response:
+    """Every matching row as CSV (header row = field names, units in them), as an attachment."""
+    with catalog_session(request) as session:
+        snap = snapshot(session)
+
+        def build() -> tuple[bytes, str, dict[str, str]]:
+            out = io.StringIO()
+            writer = csv.writer(out, lineterminator="\r\n")
+            writer.writerow(columns)
+            for row in rows(session):
+                writer.writerow([_csv_cell(row.get(c)) for c in columns])
+            body = out.getvalue().encode("utf-8")
+            disposition = f'attachment; filename="{filename}"'
+            return body, _etag_of(body, snap.version), {"Content-Disposition": disposition}
+
+        body, tag, extra = snap.memo(("http", str(request.url)), build)
+    return _respond(request, body, tag, extra, "text/csv; charset=utf-8")
+
+
+def record_etag(value: dict[str, Any]) -> str:
+    """A record's ETag is its version (what admin If-Match compares against)."""
+    return f'"{value["version"]}"'
+
+
+CSV_RESPONSE: Responses = {
+    200: {
+        "description": "CSV, one row per record; units in the column names",
+        "content": {"text/csv": {"schema": {"type": "string"}}},
+    }
+}

@@ -1,0 +1,28 @@
+"""What to buy for a model."""
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import Response
+
+from app.api._common import GET_RESPONSES, NOT_FOUND, cached_json, settings_of
+from app.schemas.recommend import RecommendOut, RecommendQuery
+from app.services.estimates import cost_assumptions
+from app.services.recommend import recommend
+
+router = APIRouter(tags=["recommend"])
+
+
+@router.get(
+    "/recommend",
+    response_model=RecommendOut,
+    operation_id="recommendBuilds",
+    summary="Recommend builds for a model",
+    responses=GET_RESPONSES | NOT_FOUND,
+)
+def recommend_builds(request: Request, query: Annotated[RecommendQuery, Query()]) -> Response:
+    """The builds on which the model fits at the precision, context and batch, ranked by
+    `sort` (price by default), each with its speed and cost; `pareto: true` marks the front of
+    price (lower is better) against per-sequence decode tokens/s (higher is better)."""
+    costs = cost_assumptions(settings_of(request))
+    return cached_json(request, lambda session: recommend(session, query=query, costs=costs))

@@ -1,0 +1,424 @@
+"""POST /api/v1/estimate: the request (slug or inline build/model, workload) and the answer."""
+
+import math
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
+
+from app.engine import KV_BITS, RUNTIMES
+from app.schemas.accelerator import MemoryKind
+from app.schemas.build import InterNodeLinkIn, IntraNodeLinkIn
+from app.schemas.common import Name, NonNegativeMeasure, PositiveMeasure, StrictModel
+from app.schemas.listing import (
+    DEFAULT_CONTEXT_TOKENS,
+    DEFAULT_PRECISION,
+    MAX_BATCH,
+    MAX_CONTEXT_TOKENS,
+    PrecisionName,
+)
+
+if TYPE_CHECKING:
+    KvPrecisionName = str
+    RuntimeName = str
+else:  # enums of the engine's names, so OpenAPI lists them and unknown ones are 422
+    KvPrecisionName = Literal[tuple(KV_BITS)]
+    RuntimeName = Literal[tuple(RUNTIMES)]
+Mode = Literal["inference", "training", "lora", "qlora"]
+DEFAULT_PROMPT_TOKENS = 2048
+MAX_BATCH_REQUESTS = 100
+# Inline builds are bounded so one request cannot ask the engine to plan a million-GPU split.
+MAX_NODES = 4096
+MAX_ACCELERATORS_PER_NODE = 1024
+MAX_INLINE_ACCELERATORS = 65_536
+SLUG_PATTERN = r"^[a-z0-9][a-z0-9-]{0,79}$"
+MAX_CONFIG_NUMBER = 1e12
+
+
+class WorkloadIn(StrictModel):
+    """What to run. Every field has a default; `{}` is a valid workload."""
+
+    mode: Mode = "inference"
+    precision: PrecisionName = Field(default=DEFAULT_PRECISION, description="weight precision")
+    kv_cache_precision: KvPrecisionName | None = Field(
+        default=None, description="KV-cache format; null = the weight precision's default"
+    )
+    context_tokens: int = Field(
+        default=DEFAULT_CONTEXT_TOKENS,
+        ge=1,
+        le=MAX_CONTEXT_TOKENS,
+        description="tokens each sequence holds in its KV cache (prompt plus generated); "
+        "decode speed is quoted at this length",
+    )
+    prompt_tokens: int | None = Field(
+        default=None,
+        ge=1,
+        le=MAX_CONTEXT_TOKENS,
+        description=f"prompt length for prefill and time to first token; null = "
+        f"min({DEFAULT_PROMPT_TOKENS}, context_tokens)",
+    )
+    batch: int = Field(default=1, ge=1, le=MAX_BATCH, description="concurrent sequences")
+    parallelism: Literal["auto", "tensor", "pipeline"] = "auto"
+    runtime: RuntimeName = "vllm"
+    tensor_parallel: int | None = Field(default=None, ge=1, le=1024)
+    pipeline_parallel: int | None = Field(default=None, ge=1, le=1024)
+    memory_utilization: float | None = Field(
+        default=None, gt=0, le=1, description="usable share of each accelerator's memory"
+    )
+    zero_stage: int = Field(default=0, ge=0, le=3, description="training: ZeRO/FSDP stage")
+    activation_recomputation: bool = False
+    training_tokens: int = Field(default=0, ge=0, le=10**15)
+    lora_rank: int = Field(default=16, ge=1, le=65_536)
+    model_flops_utilization: float | None = Field(default=None, gt=0, le=1)
+
+    @model_validator(mode="after")
+    def _prompt_within_context(self) -> "WorkloadIn":
+        if self.prompt_tokens is not None and self.prompt_tokens > self.context_tokens:
+            raise ValueError("prompt_tokens exceeds context_tokens (the context holds the prompt)")
+        return self
+
+
+class CostsIn(StrictModel):
+    """Overrides of the server's cost assumptions (see GET /docs for the defaults)."""
+
+    amortization_years: float | None = Field(default=None, gt=0, le=100, allow_inf_nan=False)
+    electricity_usd_per_kwh: float | None = Field(default=None, ge=0, le=100, allow_inf_nan=False)
+    pue: float | None = Field(default=None, ge=1, le=3, allow_inf_nan=False)
+    utilization: float | None = Field(
+        default=None, gt=0, le=1, description="share of wall-clock hours the build is busy"
+    )
+
+
+class InlineAccelerator(StrictModel):
+    """An accelerator described in the request instead of named by slug."""
+
+    name: Name
+    memory_gb: PositiveMeasure
+    memory_bandwidth_gbs: PositiveMeasure
+    fp16_tflops: PositiveMeasure = Field(description="dense FP16/BF16 tensor TFLOPS")
+    fp8_tflops: PositiveMeasure | None = None
+    int8_tops: PositiveMeasure | None = None
+    fp4_tflops: PositiveMeasure | None = None
+    tdp_w: PositiveMeasure | None = None
+    price_usd: NonNegativeMeasure | None = None
+    memory_kind: MemoryKind = "discrete"
+
+
+def _slug_or(model: type[BaseModel], what: str) -> Any:
+    """Before-validator: a slug string, or an object validated as `model` (errors keep paths)."""
+
+    def check(value: Any) -> Any:
+        if isinstance(value, str):
+            import re
+
+            if not re.fullmatch(SLUG_PATTERN, value):
+                raise ValueError(f"must be a catalog {what} slug or an inline {what} object")
+            return value
+        if isinstance(value, dict):
+            # A ValidationError raised here keeps its nested field paths (build.accelerator...).
+            return model.model_validate(value)
+        if isinstance(value, model):
+            return value
+        raise ValueError(f"must be a catalog {what} slug or an inline {what} object")
+
+    return BeforeValidator(check)
+
+
+AcceleratorRef = Annotated[str | InlineAccelerator, _slug_or(InlineAccelerator, "accelerator")]
+
+
+class InlineBuild(StrictModel):
+    """A build described in the request instead of named by slug."""
+
+    name: Name
+    nodes: int = Field(default=1, ge=1, le=MAX_NODES)
+    accelerators_per_node: int = Field(ge=1, le=MAX_ACCELERATORS_PER_NODE)
+    accelerator: AcceleratorRef
+    intra_node_link: IntraNodeLinkIn | None = Field(
+        default=None, description="default: PCIe between several cards, none for one card"
+    )
+    inter_node_link: InterNodeLinkIn | None = Field(
+        default=None, description="required with several nodes"
+    )
+    scale_up_domain_accelerators: int | None = Field(default=None, ge=1, le=MAX_INLINE_ACCELERATORS)
+    power_w: PositiveMeasure | None = None
+    price_usd: NonNegativeMeasure | None = None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "InlineBuild":
+        count = self.nodes * self.accelerators_per_node
+        if count > MAX_INLINE_ACCELERATORS:
+            raise ValueError(f"nodes x accelerators_per_node exceeds {MAX_INLINE_ACCELERATORS:,}")
+        if (
+            self.scale_up_domain_accelerators is not None
+            and self.scale_up_domain_accelerators > count
+        ):
+            raise ValueError("scale_up_domain_accelerators exceeds the build's accelerator count")
+        spans_all = (self.scale_up_domain_accelerators or 0) >= count
+        inter = self.inter_node_link
+        if self.nodes > 1 and (inter is None or inter.kind == "none") and not spans_all:
+            raise ValueError("inter_node_link: several nodes need an inter-node link")
+        return self
+
+
+class InlineModel(StrictModel):
+    """A model described by its Hugging Face config.json."""
+
+    name: Name
+    config: dict[str, Any] = Field(description="a Hugging Face config.json object")
+    params_total: int | None = Field(
+        default=None, gt=0, le=10**14, description="published total parameters (optional)"
+    )
+    params_active: int | None = Field(default=None, gt=0, le=10**14)
+
+    @field_validator("config")
+    @classmethod
+    def _numbers_in_range(cls, config: dict[str, Any]) -> dict[str, Any]:
+        # A config.json holds sizes and counts; a number beyond 1e12 is a typo or an attack and
+        # would overflow the engine's arithmetic.
+        bad = _first_out_of_range(config, "")
+        if bad is not None:
+            raise PydanticCustomError(
+                "config_number",
+                "{path} must be a finite number of magnitude at most 1e12",
+                {"path": bad},
+            )
+        return config
+
+
+def _first_out_of_range(value: Any, path: str, depth: int = 0) -> str | None:
+    if depth > 32:
+        return path or "(config)"
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return None if math.isfinite(value) and abs(value) <= MAX_CONFIG_NUMBER else path
+    items: Any = ()
+    if isinstance(value, dict):
+        items = value.items()
+    elif isinstance(value, list):
+        items = enumerate(value)
+    for key, item in items:
+        found = _first_out_of_range(item, f"{path}.{key}" if path else str(key), depth + 1)
+        if found is not None:
+            return found
+    return None
+
+
+BuildRef = Annotated[str | InlineBuild, _slug_or(InlineBuild, "build")]
+ModelRef = Annotated[str | InlineModel, _slug_or(InlineModel, "model")]
+
+
+class EstimateRequest(StrictModel):
+    """One engine run: a build and a model (each a catalog slug or inline) and a workload."""
+
+    build: BuildRef = Field(description="a build slug, or an inline build object")
+    model: ModelRef = Field(description="a model slug, or {name, config: <config.json>}")
+    workload: WorkloadIn = Field(default_factory=WorkloadIn)
+    costs: CostsIn | None = None
+
+    model_config = {
+        "extra": "forbid",
+        "json_schema_extra": {
+            "examples": [
+                {
+                    "build": "2x-dgx-h200-cluster",
+                    "model": "deepseek-v3",
+                    "workload": {"precision": "fp8", "context_tokens": 8192, "batch": 8},
+                },
+                {
+                    "build": {
+                        "name": "2x RTX 3090",
+                        "accelerators_per_node": 2,
+                        "accelerator": {
+                            "name": "RTX 3090",
+                            "memory_gb": 24,
+                            "memory_bandwidth_gbs": 936,
+                            "fp16_tflops": 71,
+                        },
+                        "intra_node_link": {"kind": "pcie", "bandwidth_gbs": 25},
+                        "price_usd": 2500,
+                    },
+                    "model": "llama-3-1-8b",
+                    "workload": {"precision": "bf16"},
+                },
+            ]
+        },
+    }
+
+
+def validation_locations(exc: ValidationError) -> list[tuple[str, str]]:
+    """(dotted path, message) pairs of a ValidationError."""
+    return [
+        (".".join(str(p) for p in err["loc"]) or "(body)", err["msg"])
+        for err in exc.errors(include_url=False)
+    ]
+
+
+# ---- answer --------------------------------------------------------------------------------
+
+
+class SubjectOut(BaseModel):
+    """The build or model an answer is about (slug is null for inline ones)."""
+
+    slug: str | None
+    name: str
+
+
+class BuildSubjectOut(SubjectOut):
+    """The build an answer is about."""
+
+    tier: str
+    accelerator_count: int
+    total_memory_gb: float
+    pooled_memory_gb: float
+    price_usd: float | None
+
+
+class ModelSubjectOut(SubjectOut):
+    """The model an answer is about."""
+
+    params_total: int
+    params_active: int
+
+
+class MemoryOut(BaseModel):
+    """Memory needed versus available, GB (1e9 bytes); components are for one model replica."""
+
+    total_gb: float
+    per_accelerator_gb: float
+    available_per_accelerator_gb: float
+    available_total_gb: float
+    weights_gb: float
+    kv_cache_gb: float
+    activations_gb: float
+    overhead_gb: float
+    optimizer_gb: float
+    gradients_gb: float
+    rule_of_thumb_gb: float = Field(description="parameters x bytes per parameter x 1.2")
+    spare_gb: float
+    build_memory_gb: float
+    kv_cache_gb_per_token: float
+
+
+class PlanOut(BaseModel):
+    """How the model is split over the build."""
+
+    tensor_parallel: int
+    pipeline_parallel: int
+    data_parallel: int
+    expert_parallel: int
+    accelerators_used: int
+    layers_per_stage: int
+    description: str
+
+
+class ThroughputOut(BaseModel):
+    """Speed; every figure is null when the model does not fit (or in training modes)."""
+
+    decode_tokens_per_s: float | None = Field(description="per sequence")
+    aggregate_decode_tokens_per_s: float | None = Field(description="all sequences")
+    prefill_tokens_per_s: float | None
+    time_to_first_token_s: float | None
+    bottleneck: str | None = Field(
+        description="memory bandwidth | compute | interconnect | capacity"
+    )
+    decode_step_s: float | None
+    decode_memory_s: float | None
+    decode_compute_s: float | None
+    decode_communication_s: float | None
+    decode_fixed_s: float | None
+    compute_bound_batch: int | None
+
+
+class CostOut(BaseModel):
+    """Money and energy; null where the price or power is unknown or nothing is generated."""
+
+    price_usd: float | None
+    power_w: float | None
+    usd_per_hour: float | None
+    capital_usd_per_hour: float | None
+    energy_usd_per_hour: float | None
+    joules_per_token: float | None
+    usd_per_million_tokens: float | None
+    usd_per_gb_memory: float | None
+    amortization_years: float
+    electricity_usd_per_kwh: float
+    pue: float
+    utilization: float
+
+
+class TrainingOut(BaseModel):
+    """Training / fine-tuning time and cost for workload.training_tokens."""
+
+    tokens_per_s: float
+    time_to_train_hours: float | None
+    cost_usd: float | None
+    model_flops_utilization: float
+    flops_per_token: float
+    trainable_params: int
+
+
+class FindingOut(BaseModel):
+    """One remark: severity is blocker, caution or info."""
+
+    severity: Literal["blocker", "caution", "info"]
+    message: str
+
+
+class WorkloadOut(BaseModel):
+    """The workload the engine ran (defaults filled in)."""
+
+    mode: str
+    precision: str
+    kv_cache_precision: str | None
+    context_tokens: int
+    prompt_tokens: int
+    batch: int
+    parallelism: str
+    runtime: str
+
+
+class EstimateOut(BaseModel):
+    """What the engine says about one build running one model under one workload."""
+
+    build: BuildSubjectOut
+    model: ModelSubjectOut
+    workload: WorkloadOut
+    fits: bool
+    verdict: str
+    tier: str
+    memory: MemoryOut
+    plan: PlanOut
+    throughput: ThroughputOut
+    cost: CostOut
+    training: TrainingOut | None
+    max_context_tokens_that_fit: int | None
+    max_batch_that_fits: int | None
+    findings: list[FindingOut]
+    assumptions: list[str]
+    estimated: bool = Field(
+        description="always true: these are model estimates, not measurements (docs/engine.md)"
+    )
+
+
+class BatchItemOut(BaseModel):
+    """One entry of a batch answer: the estimate, or the problem that stopped it."""
+
+    index: int
+    ok: bool
+    result: EstimateOut | None = None
+    error: dict[str, Any] | None = Field(default=None, description="RFC 9457 problem details")
+
+
+class BatchOut(BaseModel):
+    """Answers in request order."""
+
+    results: list[BatchItemOut]

@@ -1,0 +1,92 @@
+"""GET /api/v1/recommend: query and answer."""
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from app.schemas.build import BuildListItem
+from app.schemas.listing import (
+    DEFAULT_CONTEXT_TOKENS,
+    DEFAULT_PRECISION,
+    MAX_BATCH,
+    MAX_CONTEXT_TOKENS,
+    Money,
+    PrecisionName,
+    SlugRef,
+)
+
+RecommendSort = Literal[
+    "price_usd",
+    "-price_usd",
+    "usd_per_million_tokens",
+    "-decode_tokens_per_s",
+    "decode_tokens_per_s",
+]
+
+
+class RecommendQuery(BaseModel):
+    """Which builds run this model, and which are worth their price."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    model: SlugRef = Field(description="model slug")
+    precision: PrecisionName = DEFAULT_PRECISION
+    context_tokens: int = Field(default=DEFAULT_CONTEXT_TOKENS, ge=1, le=MAX_CONTEXT_TOKENS)
+    batch: int = Field(default=1, ge=1, le=MAX_BATCH, description="concurrent sequences")
+    min_decode_tokens_per_s: float | None = Field(
+        default=None, ge=0, le=1e9, allow_inf_nan=False, description="per sequence"
+    )
+    max_price_usd: Money | None = None
+    sort: RecommendSort = Field(
+        default="price_usd", description="ranking; unknown prices/costs sort last"
+    )
+
+
+class FiguresOut(BaseModel):
+    """The engine's figures for one build and one model."""
+
+    fits: bool
+    verdict: str
+    decode_tokens_per_s: float | None
+    aggregate_decode_tokens_per_s: float | None
+    time_to_first_token_s: float | None
+    bottleneck: str | None
+    usd_per_million_tokens: float | None
+    memory_total_gb: float
+    memory_per_accelerator_gb: float
+    rule_of_thumb_gb: float
+    plan: str
+    max_context_tokens_that_fit: int | None
+
+
+class RecommendItem(FiguresOut):
+    """A build that runs the model, with its rank and whether it is on the Pareto front."""
+
+    rank: int
+    build: BuildListItem
+    pareto: bool = Field(
+        description="no other listed build is at most as expensive (price_usd) and at least "
+        "as fast (decode_tokens_per_s per sequence), and strictly better in one"
+    )
+
+
+class RecommendModel(BaseModel):
+    """The model the recommendation is for."""
+
+    slug: str
+    name: str
+    params_total: int
+    params_active: int
+    rule_of_thumb_gb: float
+
+
+class RecommendOut(BaseModel):
+    """The builds that fit, ranked, with the cost/speed Pareto front marked."""
+
+    model: RecommendModel
+    workload: dict[str, str | int | float | None]
+    sort: str
+    pareto_axes: list[str]
+    items: list[RecommendItem]
+    considered: int = Field(description="catalog builds evaluated")
+    fitting: int = Field(description="builds on which the model fits (before the filters)")

@@ -1,0 +1,225 @@
+"""Builds: the catalog list (filters, sort, pages), CSV rows and the detail record.
+
+Contract (callers: the JSON API and the HTML pages):
+- `list_builds(session, *, query: BuildQuery) -> ListResult[dict]`: one page of build list items
+  (the `BuildListItem` shape, plain dicts). `query.fits_model` keeps builds on which the engine
+  says the model fits at `query.precision` / `query.context_tokens` (batch 1); an unknown
+  `fits_model` raises NotFound naming the field.
+- `matching_builds(session, *, query) -> list[dict]`: every matching item, sorted, unpaged (CSV).
+- `get_build(session, *, slug) -> dict`: the full record in the `BuildRead` shape (what the
+  admin PUT accepts back), raising NotFound.
+- `build_rows(snap) -> BuildRows`: the cached rows (engine specs included) other services use.
+Everything derived is cached per catalog version (app.services.cache).
+"""
+
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session, selectinload
+
+from app.engine import BuildSpec
+from app.errors import FieldError, NotFound
+from app.models import TIERS, Build
+from app.schemas.listing import BuildQuery
+from app.services.cache import Snapshot, snapshot
+from app.services.listing import ListResult, contains, paginate, sort_rows
+from app.services.records import build_document
+from app.services.specs import build_spec
+
+TIER_ORDER = {tier: index for index, tier in enumerate(TIERS)}
+
+INTRA_LINK_LABELS = {
+    "pcie": "PCIe",
+    "nvlink": "NVLink",
+    "nvswitch": "NVSwitch",
+    "infinity_fabric": "Infinity Fabric",
+    "unified": "unified memory",
+    "none": "no GPU-to-GPU link",
+}
+INTER_LINK_LABELS = {"infiniband": "InfiniBand", "ethernet": "Ethernet", "none": "none"}
+
+
+@dataclass(frozen=True)
+class BuildRow:
+    """One build, ready to filter, sort, serialise and hand to the engine (read-only)."""
+
+    slug: str
+    item: dict[str, Any]
+    read: dict[str, Any]
+    spec: BuildSpec
+    search_text: str
+    accelerator_slug: str
+    vendor: str
+    version: int
+    failover: str
+    scheduling: str
+    price_source_url: str | None
+
+
+@dataclass(frozen=True)
+class BuildRows:
+    """Every build at one catalog version, by slug order, with an index."""
+
+    rows: tuple[BuildRow, ...]
+    by_slug: dict[str, BuildRow]
+
+
+def pooled_memory_gb(spec: BuildSpec) -> float:
+    """Memory one scale-up domain shares (8 x 141 GB for a DGX H200 node; one card if isolated)."""
+    return spec.accelerator.memory_gb * spec.pooled_domain_accelerators
+
+
+def _row(build: Build) -> BuildRow:
+    spec = build_spec(build)
+    acc = build.accelerator
+    item: dict[str, Any] = {
+        "slug": build.slug,
+        "name": build.name,
+        "tier": build.tier,
+        "nodes": build.nodes,
+        "accelerator": acc.slug,
+        "accelerator_name": acc.name,
+        "accelerators_per_node": build.accelerators_per_node,
+        "accelerator_count": spec.accelerator_count,
+        "total_memory_gb": spec.total_memory_gb,
+        "memory_pooled": spec.memory_pooled,
+        "intra_node_link_kind": build.intra_node_link_kind,
+        "inter_node_link_kind": build.inter_node_link_kind,
+        "price_usd": build.price_usd,
+        "power_w": build.power_w,
+        "vendor": acc.vendor,
+        "accelerator_memory_gb": acc.memory_gb,
+        "pooled_memory_gb": pooled_memory_gb(spec),
+        "intra_node_bandwidth_gbs": build.intra_node_bandwidth_gbs,
+        "inter_node_bandwidth_gbps": build.inter_node_bandwidth_gbps,
+    }
+    read = build_document(build)
+    read.update(
+        tier=build.tier,
+        version=build.version,
+        accelerator_count=spec.accelerator_count,
+        total_memory_gb=spec.total_memory_gb,
+        memory_pooled=spec.memory_pooled,
+    )
+    search = " ".join([build.slug, build.name, acc.slug, acc.name, acc.vendor, build.tier])
+    return BuildRow(
+        slug=build.slug,
+        item=item,
+        read=read,
+        spec=spec,
+        search_text=search.casefold(),
+        accelerator_slug=acc.slug,
+        vendor=acc.vendor,
+        version=build.version,
+        failover=build.failover,
+        scheduling=build.scheduling,
+        price_source_url=build.price_source_url,
+    )
+
+
+def build_rows(snap: Snapshot) -> BuildRows:
+    """Every build with its accelerator, loaded once per catalog version."""
+
+    def load() -> BuildRows:
+        stmt = select(Build).options(selectinload(Build.accelerator)).order_by(Build.slug)
+        rows = tuple(_row(b) for b in snap.session.scalars(stmt))
+        return BuildRows(rows=rows, by_slug={r.slug: r for r in rows})
+
+    return snap.memo("build_rows", load)
+
+
+def find_build(snap: Snapshot, slug: str, *, field: str = "slug") -> BuildRow:
+    """One build row by slug, or NotFound naming `field`."""
+    row = build_rows(snap).by_slug.get(slug)
+    if row is None:
+        raise NotFound(
+            f"no build with slug '{_printable(slug)}'",
+            errors=[FieldError(field, f"unknown build '{_printable(slug)}'")],
+        )
+    return row
+
+
+def _printable(value: str) -> str:
+    # Keep error messages readable (and single-line) whatever was sent.
+    return value.replace("\x00", "\\x00")[:100]
+
+
+def _sort_value(field: str) -> Any:
+    if field == "tier":
+        return lambda r: (TIER_ORDER.get(r.item["tier"], 99), r.item["price_usd"] or 0.0)
+    if field in ("name", "slug"):
+        return lambda r: r.item[field].casefold()
+    return lambda r: r.item[field]
+
+
+def _matching(snap: Snapshot, query: BuildQuery) -> list[BuildRow]:
+    key = ("build_list", query.model_dump_json(exclude={"page", "per_page"}))
+    return snap.memo(key, lambda: _filter_and_sort(snap, query))
+
+
+def _filter_and_sort(snap: Snapshot, query: BuildQuery) -> list[BuildRow]:
+    rows = list(build_rows(snap).rows)
+    vendor = query.vendor.strip().casefold() if query.vendor else None
+    fitting: frozenset[str] | None = None
+    if query.fits_model is not None:
+        from app.services.estimates import builds_fitting_model
+
+        fitting = builds_fitting_model(
+            snap,
+            model_slug=query.fits_model,
+            precision=query.precision,
+            context_tokens=query.context_tokens,
+            field="fits_model",
+        )
+    out = []
+    for r in rows:
+        item = r.item
+        if query.tier is not None and item["tier"] != query.tier:
+            continue
+        if vendor is not None and r.vendor.casefold() != vendor:
+            continue
+        if query.accelerator is not None and r.accelerator_slug != query.accelerator:
+            continue
+        if query.min_memory_gb is not None and item["total_memory_gb"] < query.min_memory_gb:
+            continue
+        if query.max_price_usd is not None and (
+            item["price_usd"] is None or item["price_usd"] > query.max_price_usd
+        ):
+            continue
+        if fitting is not None and r.slug not in fitting:
+            continue
+        if not contains(r.search_text, query.q):
+            continue
+        out.append(r)
+    field, descending = query.sort_key
+    return sort_rows(out, _sort_value(field), descending=descending, tiebreak=lambda r: r.slug)
+
+
+def list_builds(session: Session, *, query: BuildQuery) -> ListResult[dict[str, Any]]:
+    """One page of builds matching the query."""
+    snap = snapshot(session)
+    return list_builds_at(snap, query=query)
+
+
+def list_builds_at(snap: Snapshot, *, query: BuildQuery) -> ListResult[dict[str, Any]]:
+    """list_builds for an already-read snapshot."""
+    rows = _matching(snap, query)
+    page = paginate(rows, page=query.page, per_page=query.per_page)
+    return ListResult(
+        items=[r.item for r in page],
+        total=len(rows),
+        page=query.page,
+        per_page=query.per_page,
+        catalog_version=snap.version,
+    )
+
+
+def matching_builds(session: Session, *, query: BuildQuery) -> list[dict[str, Any]]:
+    """Every build matching the query's filters, sorted, without paging (CSV export)."""
+    return [r.item for r in _matching(snapshot(session), query)]
+
+
+def get_build(session: Session, *, slug: str) -> dict[str, Any]:
+    """The full build record (BuildRead shape), or NotFound."""
+    return find_build(snapshot(session), slug).read

@@ -1,0 +1,496 @@
+"""Engine runs for the API and the pages: resolve builds and models, run, serialise.
+
+Contract (callers: the JSON API, the HTML calculator, compare/recommend/tiers services):
+- `cost_assumptions(settings, overrides=None) -> CostAssumptions`: the server's cost defaults
+  (TIERLINE_AMORTIZATION_YEARS, _ELECTRICITY_USD_PER_KWH, _PUE) with optional overrides.
+- `workload_spec(workload: WorkloadIn) -> Workload`: API workload -> engine workload.
+- `run_estimate(session, *, request: EstimateRequest, costs) -> dict`: one engine run for a
+  slug-or-inline build and model, answered in the `EstimateOut` shape. Unknown slugs raise
+  NotFound naming `build` / `model`; engine input errors raise InvalidInput naming the field
+  (`build.*`, `model.config.*`, `workload.*`).
+- `run_batch(session, *, requests, costs) -> dict`: `BatchOut` shape; each entry is the answer
+  or the problem that stopped it (one bad entry does not fail the others).
+- `catalog_estimate(snap, *, build, model, workload, costs) -> Estimate`: memoised engine run
+  for catalog rows (per catalog version); `estimate_answer(...)` serialises any Estimate.
+- `builds_fitting_model(snap, *, model_slug, precision, context_tokens, field)`: slugs of the
+  builds on which the model fits (batch 1), memoised per catalog version.
+- `model_fits_for_build(session, *, slug, precision, context_tokens, batch, costs)`: every
+  catalog model on one build, in the recommend-item shape (the build page's "what it runs").
+"""
+
+import math
+from dataclasses import asdict
+from typing import Any
+
+from pydantic import ValidationError
+from sqlalchemy.orm import Session
+
+from app.config import Settings
+from app.engine import (
+    AcceleratorSpec,
+    BuildSpec,
+    CostAssumptions,
+    EngineInputError,
+    Estimate,
+    InterNodeLink,
+    IntraNodeLink,
+    ModelSpec,
+    Workload,
+    derive_tier,
+    estimate,
+    model_spec_from_hf_config,
+)
+from app.errors import DomainError, FieldError, InvalidInput
+from app.schemas.estimate import (
+    DEFAULT_PROMPT_TOKENS,
+    CostsIn,
+    EstimateRequest,
+    InlineAccelerator,
+    InlineBuild,
+    InlineModel,
+    WorkloadIn,
+)
+from app.services.accelerators import find_accelerator
+from app.services.builds import BuildRow, build_rows, find_build, pooled_memory_gb
+from app.services.cache import Snapshot, snapshot
+from app.services.models import ModelRow, find_model, model_rows
+
+# Where an engine field lives in the request, so a 422 names the path the client sent.
+_BUILD_FIELDS = {
+    "nodes",
+    "accelerators_per_node",
+    "intra_node_link.kind",
+    "inter_node_link.kind",
+    "intra_node_link.bandwidth_gbs",
+    "inter_node_link.bandwidth_gbps",
+    "intra_node_link.latency_us",
+    "inter_node_link.latency_us",
+    "scale_up_domain_accelerators",
+    "power_w",
+    "price_usd",
+}
+_COST_FIELDS = {
+    "amortization_years",
+    "electricity_usd_per_kwh",
+    "pue",
+    "utilization",
+    "host_power_fraction",
+}
+
+
+def cost_assumptions(
+    settings: Settings | None, overrides: CostsIn | None = None
+) -> CostAssumptions:
+    """The cost assumptions the server quotes, with a request's overrides applied."""
+    base = CostAssumptions()
+    values = asdict(base)
+    if settings is not None:
+        values.update(
+            amortization_years=settings.amortization_years,
+            electricity_usd_per_kwh=settings.electricity_usd_per_kwh,
+            pue=settings.pue,
+        )
+    if overrides is not None:
+        values.update({k: v for k, v in overrides.model_dump().items() if v is not None})
+    return CostAssumptions(**values)
+
+
+def workload_spec(workload: WorkloadIn) -> Workload:
+    """The engine's Workload for an API workload (prompt defaults to min(2048, context))."""
+    prompt = workload.prompt_tokens or min(DEFAULT_PROMPT_TOKENS, workload.context_tokens)
+    return Workload(
+        mode=workload.mode,
+        precision=workload.precision,
+        kv_cache_precision=workload.kv_cache_precision,
+        context_tokens=workload.context_tokens,
+        prompt_tokens=prompt,
+        batch=workload.batch,
+        parallelism=workload.parallelism,
+        runtime=workload.runtime,
+        tensor_parallel=workload.tensor_parallel,
+        pipeline_parallel=workload.pipeline_parallel,
+        memory_utilization=workload.memory_utilization,
+        zero_stage=workload.zero_stage,
+        activation_recomputation=workload.activation_recomputation,
+        training_tokens=workload.training_tokens,
+        lora_rank=workload.lora_rank,
+        model_flops_utilization=workload.model_flops_utilization,
+    )
+
+
+def simple_workload(*, precision: str, context_tokens: int, batch: int = 1) -> Workload:
+    """An inference workload at a precision, context and batch (prompt = min(2048, context))."""
+    return workload_spec(
+        WorkloadIn(precision=precision, context_tokens=context_tokens, batch=batch)
+    )
+
+
+# ---- resolving slugs and inline objects -----------------------------------------------------
+
+
+def _inline_accelerator(acc: InlineAccelerator) -> AcceleratorSpec:
+    return AcceleratorSpec(
+        name=acc.name,
+        memory_gb=acc.memory_gb,
+        memory_bandwidth_gbs=acc.memory_bandwidth_gbs,
+        fp16_tflops=acc.fp16_tflops,
+        memory_kind=acc.memory_kind,
+        fp8_tflops=acc.fp8_tflops,
+        int8_tops=acc.int8_tops,
+        fp4_tflops=acc.fp4_tflops,
+        tdp_w=acc.tdp_w,
+        price_usd=acc.price_usd,
+    )
+
+
+def _catalog_accelerator_spec(snap: Snapshot, slug: str) -> AcceleratorSpec:
+    find_accelerator(snap, slug, field="build.accelerator")
+    # Any catalog build using the accelerator carries its spec; otherwise build one from the row.
+    for row in build_rows(snap).rows:
+        if row.accelerator_slug == slug:
+            return row.spec.accelerator
+    read = find_accelerator(snap, slug, field="build.accelerator").read
+    return AcceleratorSpec(
+        name=read["name"],
+        memory_gb=read["memory_gb"],
+        memory_bandwidth_gbs=read["memory_bandwidth_gbs"],
+        fp16_tflops=read["fp16_tflops"],
+        memory_kind=read["memory_kind"],
+        fp8_tflops=read["fp8_tflops"],
+        int8_tops=read["int8_tops"],
+        fp4_tflops=read["fp4_tflops"],
+        tdp_w=read["tdp_w"],
+        price_usd=read["price_usd"],
+    )
+
+
+def inline_build_spec(snap: Snapshot, build: InlineBuild) -> BuildSpec:
+    """Engine spec of an inline build (its accelerator a catalog slug or inline)."""
+    if isinstance(build.accelerator, str):
+        acc = _catalog_accelerator_spec(snap, build.accelerator)
+    else:
+        acc = _inline_accelerator(build.accelerator)
+    intra = build.intra_node_link
+    if intra is None:
+        kind = "pcie" if build.accelerators_per_node > 1 else "none"
+        if acc.memory_kind == "unified" and build.accelerators_per_node == 1:
+            kind = "unified"
+        intra_link = IntraNodeLink(kind, None)
+    else:
+        intra_link = IntraNodeLink(intra.kind, intra.bandwidth_gbs, intra.latency_us)
+    inter = build.inter_node_link
+    inter_link = (
+        InterNodeLink("none", None)
+        if inter is None
+        else InterNodeLink(inter.kind, inter.bandwidth_gbps, inter.latency_us)
+    )
+    return BuildSpec(
+        name=build.name,
+        accelerator=acc,
+        nodes=build.nodes,
+        accelerators_per_node=build.accelerators_per_node,
+        intra_node_link=intra_link,
+        inter_node_link=inter_link,
+        scale_up_domain_accelerators=build.scale_up_domain_accelerators,
+        power_w=build.power_w,
+        price_usd=build.price_usd,
+    )
+
+
+def inline_model_spec(model: InlineModel) -> ModelSpec:
+    """Engine spec of a pasted config.json; unreadable fields raise InvalidInput naming them."""
+    try:
+        return model_spec_from_hf_config(
+            model.config,
+            name=model.name,
+            params_total_published=model.params_total,
+            params_active_published=model.params_active,
+        )
+    except EngineInputError as exc:
+        raise _engine_error(exc, prefix="model.config") from None
+    except (TypeError, ValueError, ArithmeticError) as exc:  # malformed values deep in a config
+        raise InvalidInput(
+            f"model.config: cannot read this config.json ({type(exc).__name__})",
+            errors=[FieldError("model.config", "cannot be read as a Hugging Face config.json")],
+        ) from None
+
+
+def _engine_error(exc: EngineInputError, *, prefix: str | None = None) -> InvalidInput:
+    field = exc.field
+    if prefix is not None:
+        field = f"{prefix}.{field}"
+    elif field.startswith("model."):
+        field = f"model.config.{field.removeprefix('model.')}"
+    elif field.startswith("accelerator.") or field in _BUILD_FIELDS:
+        field = f"build.{field}"
+    elif field in _COST_FIELDS:
+        field = f"costs.{field}"
+    else:
+        field = f"workload.{field}"
+    return InvalidInput(f"{field}: {exc.reason}", errors=[FieldError(field, exc.reason)])
+
+
+def run_engine(
+    build: BuildSpec, model: ModelSpec, workload: Workload, costs: CostAssumptions
+) -> Estimate:
+    """engine.estimate with its input errors turned into 422s naming the request field."""
+    try:
+        return estimate(build, model, workload, costs)
+    except EngineInputError as exc:
+        raise _engine_error(exc) from None
+    except ArithmeticError:
+        # Inline values the schemas bound can still multiply past a float (or the engine's
+        # own checks); that is the input's fault, so answer 422 rather than 500.
+        raise InvalidInput(
+            "the inline build or model is too large for the engine to evaluate",
+            errors=[FieldError("model", "values too large to evaluate")],
+        ) from None
+
+
+def catalog_estimate(
+    snap: Snapshot,
+    *,
+    build: BuildRow,
+    model: ModelRow,
+    workload: Workload,
+    costs: CostAssumptions,
+) -> Estimate:
+    """Engine run for catalog rows, memoised per catalog version."""
+    key = ("estimate", build.slug, model.slug, workload, costs)
+    return snap.memo(key, lambda: run_engine(build.spec, model.spec, workload, costs))
+
+
+# ---- serialising -----------------------------------------------------------------------------
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def _clean(values: dict[str, Any]) -> dict[str, Any]:
+    return {k: _finite(v) for k, v in values.items()}
+
+
+_NULL_THROUGHPUT = dict.fromkeys(
+    (
+        "decode_tokens_per_s",
+        "aggregate_decode_tokens_per_s",
+        "prefill_tokens_per_s",
+        "time_to_first_token_s",
+        "bottleneck",
+        "decode_step_s",
+        "decode_memory_s",
+        "decode_compute_s",
+        "decode_communication_s",
+        "decode_fixed_s",
+        "compute_bound_batch",
+    )
+)
+
+
+def build_subject(spec: BuildSpec, *, slug: str | None, tier: str | None = None) -> dict[str, Any]:
+    """The `build` part of an answer."""
+    return {
+        "slug": slug,
+        "name": spec.name,
+        "tier": tier or derive_tier(spec),
+        "accelerator_count": spec.accelerator_count,
+        "total_memory_gb": spec.total_memory_gb,
+        "pooled_memory_gb": pooled_memory_gb(spec),
+        "price_usd": spec.price_usd,
+    }
+
+
+def model_subject(spec: ModelSpec, *, slug: str | None) -> dict[str, Any]:
+    """The `model` part of an answer (published counts when known, else computed)."""
+    return {
+        "slug": slug,
+        "name": spec.name,
+        "params_total": spec.params_total_published or spec.params_total,
+        "params_active": spec.params_active_published or spec.params_active,
+    }
+
+
+def workload_out(workload: Workload) -> dict[str, Any]:
+    """The `workload` part of an answer."""
+    return {
+        "mode": workload.mode,
+        "precision": workload.precision,
+        "kv_cache_precision": workload.kv_cache_precision,
+        "context_tokens": workload.context_tokens,
+        "prompt_tokens": workload.prompt_tokens,
+        "batch": workload.batch,
+        "parallelism": workload.parallelism,
+        "runtime": workload.runtime,
+    }
+
+
+def estimate_answer(
+    est: Estimate, *, build: dict[str, Any], model: dict[str, Any], workload: Workload
+) -> dict[str, Any]:
+    """An engine Estimate in the API's answer shape (EstimateOut)."""
+    if est.throughput is not None:
+        t = est.throughput
+        throughput = _clean(
+            {
+                "decode_tokens_per_s": t.decode_tokens_per_s,
+                "aggregate_decode_tokens_per_s": t.aggregate_decode_tokens_per_s,
+                "prefill_tokens_per_s": t.prefill_tokens_per_s,
+                "time_to_first_token_s": t.time_to_first_token_s,
+                "bottleneck": t.bottleneck,
+                "decode_step_s": t.decode_step_s,
+                "decode_memory_s": t.decode_memory_s,
+                "decode_compute_s": t.decode_compute_s,
+                "decode_communication_s": t.decode_communication_s,
+                "decode_fixed_s": t.decode_fixed_s,
+                "compute_bound_batch": t.compute_bound_batch,
+            }
+        )
+    else:
+        throughput = dict(_NULL_THROUGHPUT)
+    return {
+        "build": build,
+        "model": model,
+        "workload": workload_out(workload),
+        "fits": est.fits,
+        "verdict": est.verdict,
+        "tier": est.tier,
+        "memory": _clean(asdict(est.memory)),
+        "plan": asdict(est.plan),
+        "throughput": throughput,
+        "cost": _clean(asdict(est.cost)),
+        "training": _clean(asdict(est.training)) if est.training is not None else None,
+        "max_context_tokens_that_fit": est.max_context_tokens_that_fit,
+        "max_batch_that_fits": est.max_batch_that_fits,
+        "findings": [{"severity": f.severity, "message": f.message} for f in est.findings],
+        "assumptions": list(est.assumptions),
+        "estimated": True,
+    }
+
+
+# ---- use cases ------------------------------------------------------------------------------
+
+
+def _estimate_at(
+    snap: Snapshot, request: EstimateRequest, costs: CostAssumptions
+) -> dict[str, Any]:
+    workload = workload_spec(request.workload)
+    build_row: BuildRow | None = None
+    model_row: ModelRow | None = None
+    if isinstance(request.build, str):
+        build_row = find_build(snap, request.build, field="build")
+        build_spec_ = build_row.spec
+        build = build_subject(build_spec_, slug=build_row.slug, tier=build_row.item["tier"])
+    else:
+        build_spec_ = inline_build_spec(snap, request.build)
+        build = build_subject(build_spec_, slug=None)
+    if isinstance(request.model, str):
+        model_row = find_model(snap, request.model, field="model")
+        model_spec_ = model_row.spec
+        model = model_subject(model_spec_, slug=model_row.slug)
+    else:
+        model_spec_ = inline_model_spec(request.model)
+        model = model_subject(model_spec_, slug=None)
+    if build_row is not None and model_row is not None:
+        # Catalog runs are memoised whole: serialising an Estimate costs more than a cache hit.
+        row_b, row_m = build_row, model_row
+        return snap.memo(
+            ("estimate_answer", row_b.slug, row_m.slug, workload, costs),
+            lambda: estimate_answer(
+                catalog_estimate(snap, build=row_b, model=row_m, workload=workload, costs=costs),
+                build=build,
+                model=model,
+                workload=workload,
+            ),
+        )
+    est = run_engine(build_spec_, model_spec_, workload, costs)
+    return estimate_answer(est, build=build, model=model, workload=workload)
+
+
+def run_estimate(
+    session: Session, *, request: EstimateRequest, costs: CostAssumptions
+) -> dict[str, Any]:
+    """One engine run (EstimateOut shape)."""
+    return _estimate_at(snapshot(session), request, _request_costs(costs, request))
+
+
+def _request_costs(costs: CostAssumptions, request: EstimateRequest) -> CostAssumptions:
+    if request.costs is None:
+        return costs
+    values = asdict(costs)
+    values.update({k: v for k, v in request.costs.model_dump().items() if v is not None})
+    return CostAssumptions(**values)
+
+
+def run_batch(
+    session: Session, *, requests: list[EstimateRequest], costs: CostAssumptions
+) -> dict[str, Any]:
+    """Several engine runs (BatchOut shape); a failing entry carries its problem instead."""
+    snap = snapshot(session)
+    results = []
+    for index, request in enumerate(requests):
+        try:
+            answer = _estimate_at(snap, request, _request_costs(costs, request))
+        except DomainError as exc:
+            problem = exc.problem()
+            for err in problem.get("errors", []):
+                err["field"] = f"{index}.{err['field']}"
+            results.append({"index": index, "ok": False, "result": None, "error": problem})
+        else:
+            results.append({"index": index, "ok": True, "result": answer, "error": None})
+    return {"results": results}
+
+
+def parse_estimate_request(raw: Any) -> EstimateRequest:
+    """Validate a raw estimate request (for the HTML calculator), raising InvalidInput."""
+    try:
+        return EstimateRequest.model_validate(raw)
+    except ValidationError as exc:
+        errors = [
+            FieldError(".".join(str(p) for p in e["loc"]) or "(request)", e["msg"])
+            for e in exc.errors(include_url=False)
+        ]
+        summary = "; ".join(f"{e.field}: {e.message}" for e in errors[:5])
+        raise InvalidInput(summary, errors=errors) from None
+
+
+def builds_fitting_model(
+    snap: Snapshot, *, model_slug: str, precision: str, context_tokens: int, field: str = "model"
+) -> frozenset[str]:
+    """Slugs of the catalog builds on which the model fits (batch 1), per catalog version."""
+    model = find_model(snap, model_slug, field=field)
+    workload = simple_workload(precision=precision, context_tokens=context_tokens)
+
+    def compute() -> frozenset[str]:
+        costs = CostAssumptions()  # fit does not depend on costs
+        return frozenset(
+            row.slug
+            for row in build_rows(snap).rows
+            if catalog_estimate(snap, build=row, model=model, workload=workload, costs=costs).fits
+        )
+
+    return snap.memo(("fitting", model.slug, workload), compute)
+
+
+def model_fits_for_build(
+    session: Session,
+    *,
+    slug: str,
+    precision: str,
+    context_tokens: int,
+    batch: int = 1,
+    costs: CostAssumptions,
+) -> list[dict[str, Any]]:
+    """Every catalog model on one build: fit, verdict, speed and cost, largest model first."""
+    from app.services.recommend import figures
+
+    snap = snapshot(session)
+    build = find_build(snap, slug)
+    workload = simple_workload(precision=precision, context_tokens=context_tokens, batch=batch)
+    out = []
+    for model in sorted(model_rows(snap).values(), key=lambda m: (-m.params_total, m.slug)):
+        est = catalog_estimate(snap, build=build, model=model, workload=workload, costs=costs)
+        out.append({"model": model.item, **figures(est)})
+    return out

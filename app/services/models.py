@@ -1,0 +1,175 @@
+"""Model profiles: the catalog list (filters, sort, pages), CSV rows and the detail record.
+
+Contract (callers: the JSON API and the HTML pages):
+- `list_models(session, *, query: ModelQuery) -> ListResult[dict]` (the `ModelListItem` shape).
+- `matching_models(session, *, query) -> list[dict]`: every match, sorted, unpaged (CSV).
+- `get_model(session, *, slug) -> dict`: the `ModelRead` shape (raw config.json plus the
+  architecture the engine reads from it and its computed parameter counts), raising NotFound.
+- `model_rows(snap)` / `find_model(snap, slug, field=...)`: cached rows with engine ModelSpecs
+  for the other services.
+Cached per catalog version.
+"""
+
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from app.engine import EngineInputError, ModelSpec, rule_of_thumb_gb
+from app.errors import FieldError, NotFound
+from app.models import ModelProfile
+from app.schemas.listing import ModelQuery
+from app.services.cache import Snapshot, snapshot
+from app.services.listing import ListResult, contains, paginate, sort_rows
+from app.services.records import model_document
+from app.services.specs import model_spec
+
+# KV-cache bytes per token are quoted at 16-bit, the common serving default.
+KV_QUOTE_PRECISION = "bf16"
+
+
+@dataclass(frozen=True)
+class ModelRow:
+    """One model profile with its engine spec (read-only)."""
+
+    slug: str
+    name: str
+    item: dict[str, Any]
+    read: dict[str, Any]
+    spec: ModelSpec
+    params_total: int
+    search_text: str
+    version: int
+
+    def rule_of_thumb_gb(self, precision: str) -> float:
+        """Published total parameters x bytes per parameter x 1.2 (the figure people quote)."""
+        return rule_of_thumb_gb(self.params_total, precision)
+
+
+def _row(profile: ModelProfile) -> ModelRow | None:
+    try:
+        spec = model_spec(profile)
+    except EngineInputError:
+        return None  # validated on write; a config the engine cannot read is left out
+    kv = spec.kv_cache_bytes_per_token(KV_QUOTE_PRECISION)
+    item = {
+        "slug": profile.slug,
+        "name": profile.name,
+        "organization": profile.organization,
+        "params_total": profile.params_total,
+        "params_active": profile.params_active,
+        "attention": profile.attention,
+        "is_moe": profile.is_moe,
+        "max_context_tokens": profile.max_context_tokens,
+        "kv_cache_bytes_per_token": kv,
+    }
+    read = model_document(profile)
+    read.update(
+        version=profile.version,
+        architecture=profile.architecture,
+        attention=profile.attention,
+        is_moe=profile.is_moe,
+        num_hidden_layers=profile.num_hidden_layers,
+        hidden_size=profile.hidden_size,
+        num_attention_heads=profile.num_attention_heads,
+        num_key_value_heads=profile.num_key_value_heads,
+        head_dim=profile.head_dim,
+        vocab_size=profile.vocab_size,
+        n_routed_experts=profile.n_routed_experts,
+        num_experts_per_tok=profile.num_experts_per_tok,
+        kv_lora_rank=profile.kv_lora_rank,
+        sliding_window=profile.sliding_window,
+        params_total_computed=spec.params_total,
+        params_active_computed=spec.params_active,
+        kv_cache_bytes_per_token=kv,
+    )
+    search = " ".join([profile.slug, profile.name, profile.organization, profile.architecture])
+    return ModelRow(
+        slug=profile.slug,
+        name=profile.name,
+        item=item,
+        read=read,
+        spec=spec,
+        params_total=profile.params_total,
+        search_text=search.casefold(),
+        version=profile.version,
+    )
+
+
+def model_rows(snap: Snapshot) -> dict[str, ModelRow]:
+    """Every model profile by slug (slug order), parsed once per catalog version."""
+
+    def load() -> dict[str, ModelRow]:
+        stmt = select(ModelProfile).order_by(ModelProfile.slug)
+        rows = (_row(p) for p in snap.session.scalars(stmt))
+        return {r.slug: r for r in rows if r is not None}
+
+    return snap.memo("model_rows", load)
+
+
+def find_model(snap: Snapshot, slug: str, *, field: str = "slug") -> ModelRow:
+    """One model row by slug, or NotFound naming `field`."""
+    row = model_rows(snap).get(slug)
+    if row is None:
+        shown = slug.replace("\x00", "\\x00")[:100]
+        raise NotFound(
+            f"no model with slug '{shown}'", errors=[FieldError(field, f"unknown model '{shown}'")]
+        )
+    return row
+
+
+def _sort_value(field: str) -> Any:
+    if field in ("name", "slug", "organization"):
+        return lambda r: r.item[field].casefold()
+    return lambda r: r.item[field]
+
+
+def _matching(snap: Snapshot, query: ModelQuery) -> list[ModelRow]:
+    def compute() -> list[ModelRow]:
+        org = query.organization.strip().casefold() if query.organization else None
+        out = []
+        for r in model_rows(snap).values():
+            item = r.item
+            billions = item["params_total"] / 1e9
+            if query.attention is not None and item["attention"] != query.attention:
+                continue
+            if query.is_moe is not None and item["is_moe"] != query.is_moe:
+                continue
+            if org is not None and item["organization"].casefold() != org:
+                continue
+            if query.min_params_b is not None and billions < query.min_params_b:
+                continue
+            if query.max_params_b is not None and billions > query.max_params_b:
+                continue
+            if not contains(r.search_text, query.q):
+                continue
+            out.append(r)
+        field, descending = query.sort_key
+        return sort_rows(out, _sort_value(field), descending=descending, tiebreak=lambda r: r.slug)
+
+    key = ("model_list", query.model_dump_json(exclude={"page", "per_page"}))
+    return snap.memo(key, compute)
+
+
+def list_models(session: Session, *, query: ModelQuery) -> ListResult[dict[str, Any]]:
+    """One page of model profiles matching the query."""
+    snap = snapshot(session)
+    rows = _matching(snap, query)
+    return ListResult(
+        items=[r.item for r in paginate(rows, page=query.page, per_page=query.per_page)],
+        total=len(rows),
+        page=query.page,
+        per_page=query.per_page,
+        catalog_version=snap.version,
+    )
+
+
+def matching_models(session: Session, *, query: ModelQuery) -> list[dict[str, Any]]:
+    """Every model matching the query's filters, sorted, without paging (CSV export)."""
+    return [r.item for r in _matching(snapshot(session), query)]
+
+
+def get_model(session: Session, *, slug: str) -> dict[str, Any]:
+    """The full model profile (ModelRead shape), or NotFound."""
+    return find_model(snapshot(session), slug).read

@@ -1,0 +1,259 @@
+"""POST /api/v1/estimate and /estimate/batch: catalog and inline inputs, answer shape, errors."""
+
+import pytest
+
+from app.schemas.estimate import EstimateOut
+
+from ._support import problem_fields
+
+DESKTOP = "4x-rtx-4090-workstation"
+CLUSTER = "2x-dgx-h200-cluster"
+
+
+def post(api, body):
+    return api.post("/api/v1/estimate", json=body)
+
+
+def test_catalog_estimate_matches_the_engine(api, catalog):
+    body = post(api, {"build": CLUSTER, "model": "deepseek-v3", "workload": {"batch": 4}}).json()
+    EstimateOut.model_validate(body)
+    expected = catalog.estimate(CLUSTER, "deepseek-v3", batch=4)
+    assert body["fits"] is True and body["verdict"] == expected.verdict
+    assert body["memory"]["total_gb"] == pytest.approx(expected.memory.total_gb)
+    assert body["memory"]["rule_of_thumb_gb"] == pytest.approx(805, rel=0.01)
+    assert body["plan"]["tensor_parallel"] == expected.plan.tensor_parallel
+    assert body["throughput"]["decode_tokens_per_s"] == pytest.approx(
+        expected.throughput.decode_tokens_per_s
+    )
+    assert body["cost"]["usd_per_million_tokens"] == pytest.approx(
+        expected.cost.usd_per_million_tokens
+    )
+    assert body["workload"]["precision"] == "fp8" and body["workload"]["batch"] == 4
+    assert body["build"]["slug"] == CLUSTER and body["model"]["slug"] == "deepseek-v3"
+    assert body["assumptions"] and body["estimated"] is True
+    assert all(f["severity"] in ("blocker", "caution", "info") for f in body["findings"])
+
+
+def test_not_fitting_nulls_the_speed_figures(api):
+    body = post(api, {"build": DESKTOP, "model": "deepseek-v3"}).json()
+    EstimateOut.model_validate(body)
+    assert body["fits"] is False and body["verdict"].startswith("No")
+    assert set(body["throughput"].values()) == {None}
+    assert body["cost"]["usd_per_million_tokens"] is None
+    assert any(f["severity"] == "blocker" for f in body["findings"])
+
+
+def test_inline_build_and_model_equal_their_catalog_twins(api, catalog):
+    build = catalog.builds[DESKTOP]
+    acc = build.accelerator
+    inline_build = {
+        "name": build.name,
+        "nodes": build.nodes,
+        "accelerators_per_node": build.accelerators_per_node,
+        "accelerator": {
+            "name": acc.name,
+            "memory_gb": acc.memory_gb,
+            "memory_bandwidth_gbs": acc.memory_bandwidth_gbs,
+            "fp16_tflops": acc.fp16_tflops,
+            "fp8_tflops": acc.fp8_tflops,
+            "int8_tops": acc.int8_tops,
+            "tdp_w": acc.tdp_w,
+            "memory_kind": acc.memory_kind,
+        },
+        "intra_node_link": {
+            "kind": build.intra_node_link_kind,
+            "bandwidth_gbs": build.intra_node_bandwidth_gbs,
+        },
+        "power_w": build.power_w,
+        "price_usd": build.price_usd,
+    }
+    model = catalog.models["llama-3-1-70b"]
+    inline_model = {
+        "name": model.name,
+        "config": model.config,
+        "params_total": model.params_total,
+        "params_active": model.params_active,
+    }
+    by_slug = post(api, {"build": DESKTOP, "model": "llama-3-1-70b"}).json()
+    inline = post(api, {"build": inline_build, "model": inline_model}).json()
+    assert inline["build"]["slug"] is None and inline["model"]["slug"] is None
+    for part in ("memory", "plan", "throughput", "cost"):
+        assert inline[part] == pytest.approx(by_slug[part]), part
+    assert inline["fits"] == by_slug["fits"] and inline["verdict"] == by_slug["verdict"]
+
+
+def test_inline_build_may_name_a_catalog_accelerator(api):
+    body = post(
+        api,
+        {
+            "build": {"name": "two 4090s", "accelerators_per_node": 2, "accelerator": "rtx-4090"},
+            "model": "llama-3-1-8b",
+            "workload": {"precision": "bf16"},
+        },
+    ).json()
+    assert body["fits"] is True and body["build"]["total_memory_gb"] == 48
+
+
+def test_training_mode_reports_training_figures(api):
+    body = post(
+        api,
+        {
+            "build": CLUSTER,
+            "model": "llama-3-1-8b",
+            "workload": {"mode": "lora", "precision": "bf16", "training_tokens": 10**9},
+        },
+    ).json()
+    assert body["workload"]["mode"] == "lora"
+    if body["fits"]:
+        assert body["training"]["tokens_per_s"] > 0
+
+
+LLAMA_CONFIG = {
+    "model_type": "llama",
+    "num_hidden_layers": 32,
+    "hidden_size": 4096,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 8,
+    "intermediate_size": 14336,
+    "vocab_size": 128256,
+}
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "field"),
+    [
+        ({"build": "no-such-build", "model": "deepseek-v3"}, 404, "build"),
+        ({"build": CLUSTER, "model": "no-such-model"}, 404, "model"),
+        ({"build": CLUSTER}, 422, "model"),
+        ({"build": 5, "model": "deepseek-v3"}, 422, "build"),
+        ({"build": "Not A Slug", "model": "deepseek-v3"}, 422, "build"),
+        ({"build": CLUSTER, "model": "deepseek-v3", "extra": 1}, 422, "extra"),
+        ({"build": CLUSTER, "model": "deepseek-v3", "workload": {"precision": "fp7"}}, 422,
+         "workload.precision"),
+        ({"build": CLUSTER, "model": "deepseek-v3", "workload": {"mode": "serve"}}, 422,
+         "workload.mode"),
+        ({"build": CLUSTER, "model": "deepseek-v3", "workload": {"context_tokens": 10**12}}, 422,
+         "workload.context_tokens"),
+        ({"build": CLUSTER, "model": "deepseek-v3", "workload": {"batch": 0}}, 422,
+         "workload.batch"),
+        ({"build": CLUSTER, "model": "deepseek-v3", "workload": {"batch": "many"}}, 422,
+         "workload.batch"),
+        ({"build": CLUSTER, "model": "deepseek-v3",
+          "workload": {"context_tokens": 1000, "prompt_tokens": 2000}}, 422, "workload"),
+        ({"build": {"name": "x", "accelerators_per_node": 0, "accelerator": "rtx-4090"},
+          "model": "deepseek-v3"}, 422, "build.accelerators_per_node"),
+        ({"build": {"name": "x", "accelerators_per_node": 1, "accelerator": "no-such-card"},
+          "model": "deepseek-v3"}, 404, "build.accelerator"),
+        ({"build": {"name": "x", "accelerators_per_node": 1,
+                    "accelerator": {"name": "c", "memory_gb": 0, "memory_bandwidth_gbs": 1,
+                                    "fp16_tflops": 1}},
+          "model": "deepseek-v3"}, 422, "build.accelerator.memory_gb"),
+        ({"build": {"name": "x", "accelerators_per_node": 1,
+                    "accelerator": {"name": "c", "memory_gb": 1e308, "memory_bandwidth_gbs": 1,
+                                    "fp16_tflops": 1}},
+          "model": "deepseek-v3"}, 422, "build.accelerator.memory_gb"),
+        ({"build": {"name": "a\x00b", "accelerators_per_node": 1, "accelerator": "rtx-4090"},
+          "model": "deepseek-v3"}, 422, "build.name"),
+        ({"build": {"name": "", "accelerators_per_node": 1, "accelerator": "rtx-4090"},
+          "model": "deepseek-v3"}, 422, "build.name"),
+        ({"build": {"name": "x", "nodes": 2, "accelerators_per_node": 8, "accelerator": "h100-sxm"},
+          "model": "deepseek-v3"}, 422, "build"),
+        ({"build": {"name": "x", "nodes": 4096, "accelerators_per_node": 1024,
+                    "accelerator": "rtx-4090", "inter_node_link": {"kind": "ethernet"}},
+          "model": "deepseek-v3"}, 422, "build"),
+        ({"build": CLUSTER, "model": {"name": "m", "config": {"hidden_size": 4096}}}, 422,
+         "model.config.num_hidden_layers"),
+        ({"build": CLUSTER, "model": {"name": "m", "config": {**LLAMA_CONFIG,
+                                                              "num_key_value_heads": 7}}},
+         422, "model.config.num_key_value_heads"),
+        ({"build": CLUSTER, "model": {"name": "m", "config": {**LLAMA_CONFIG,
+                                                              "num_hidden_layers": "many"}}},
+         422, "model.config.num_hidden_layers"),
+        ({"build": CLUSTER, "model": {"name": "m", "config": "not an object"}}, 422,
+         "model.config"),
+        ({"build": CLUSTER, "model": {"name": "m", "config": {**LLAMA_CONFIG,
+                                                              "vocab_size": 1e308}}},
+         422, "model.config"),
+        ({"build": CLUSTER, "model": {"name": "m", "config": {**LLAMA_CONFIG,
+                                                              "rope_scaling": {"factor": 1e20}}}},
+         422, "model.config"),
+        ({"build": CLUSTER, "model": "llama-3-1-8b",
+          "workload": {"tensor_parallel": 64}}, 422, "workload.tensor_parallel"),
+    ],
+)
+def test_bad_input_is_refused_naming_the_field(api, body, status, field):
+    response = post(api, body)
+    assert response.status_code == status, response.text
+    assert field in problem_fields(response)
+
+
+def test_inline_config_json_estimates(api):
+    body = post(
+        api,
+        {"build": CLUSTER, "model": {"name": "pasted", "config": LLAMA_CONFIG}},
+    ).json()
+    assert body["fits"] is True
+    assert body["model"]["params_total"] == pytest.approx(8.03e9, rel=0.01)
+
+
+def test_large_inline_build_answers_quickly_and_sanely(api):
+    body = {
+        "build": {
+            "name": "huge",
+            "nodes": 4096,
+            "accelerators_per_node": 16,
+            "accelerator": {"name": "tiny", "memory_gb": 0.001, "memory_bandwidth_gbs": 1,
+                            "fp16_tflops": 1},
+            "inter_node_link": {"kind": "ethernet", "bandwidth_gbps": 100},
+        },
+        "model": "deepseek-v3",
+        "workload": {"parallelism": "pipeline", "context_tokens": 10_000_000, "batch": 100_000},
+    }
+    response = post(api, body)
+    assert response.status_code == 200 and response.json()["fits"] is False
+
+
+def test_batch_answers_in_order_and_isolates_failures(api, catalog):
+    response = api.post(
+        "/api/v1/estimate/batch",
+        json=[
+            {"build": DESKTOP, "model": "llama-3-1-8b"},
+            {"build": "no-such-build", "model": "llama-3-1-8b"},
+            {"build": CLUSTER, "model": "deepseek-v3"},
+        ],
+    )
+    assert response.status_code == 200
+    results = response.json()["results"]
+    assert [r["index"] for r in results] == [0, 1, 2]
+    assert [r["ok"] for r in results] == [True, False, True]
+    assert results[1]["error"]["status"] == 404
+    assert results[1]["error"]["errors"][0]["field"] == "1.build"
+    assert results[2]["result"]["verdict"] == catalog.estimate(CLUSTER, "deepseek-v3").verdict
+
+
+@pytest.mark.parametrize("count", [0, 101])
+def test_batch_length_is_bounded(api, count):
+    response = api.post(
+        "/api/v1/estimate/batch", json=[{"build": DESKTOP, "model": "llama-3-1-8b"}] * count
+    )
+    assert response.status_code == 422
+
+
+def test_batch_schema_error_names_the_index(api):
+    response = api.post(
+        "/api/v1/estimate/batch",
+        json=[{"build": DESKTOP, "model": "llama-3-1-8b"}, {"build": DESKTOP}],
+    )
+    assert response.status_code == 422 and "1.model" in problem_fields(response)
+
+
+def test_batch_must_be_a_list(api):
+    response = api.post("/api/v1/estimate/batch", json={"build": DESKTOP})
+    assert response.status_code == 422
+
+
+def test_malformed_json_body_is_422(api):
+    response = api.post(
+        "/api/v1/estimate", content=b"{not json", headers={"content-type": "application/json"}
+    )
+    assert response.status_code == 422
