@@ -8,6 +8,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from sqlalchemy.exc import OperationalError
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app import admin, api, web
 from app.api import health
@@ -42,6 +43,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_exception_handler(DomainError, _domain_error)  # type: ignore[arg-type]
     app.add_exception_handler(RequestValidationError, _validation_error)  # type: ignore[arg-type]
     app.add_exception_handler(OperationalError, _database_unavailable)  # type: ignore[arg-type]
+    # Pages: friendly HTML error pages (domain errors, unknown paths); the API keeps JSON.
+    app.state.render_error_page = web.render_error_page
+    app.add_exception_handler(StarletteHTTPException, web.http_error_page)  # type: ignore[arg-type]
+
     app.include_router(health.router)
     app.include_router(api.router)
     app.include_router(admin.router)

@@ -2,4 +2,16 @@
 
 from fastapi import APIRouter
 
+from app.web import builds, compare, estimate, home, models, recommend, reference
+from app.web.errors import http_error_page, render_error_page
+
 router = APIRouter(include_in_schema=False)
+router.include_router(home.router)
+router.include_router(builds.router)
+router.include_router(models.router)
+router.include_router(estimate.router)
+router.include_router(compare.router)
+router.include_router(recommend.router)
+router.include_router(reference.router)
+
+__all__ = ["http_error_page", "render_error_page", "router"]

@@ -1,0 +1,263 @@
+"""Server-rendered SVG charts (matplotlib, Agg backend), cached per catalog version.
+
+Each function takes plain numbers (what the services already return) and gives back an SVG
+document; pages embed them with <img> and an alt text, next to a table holding the same
+figures (the text alternative). Text stays text in the SVG (svg.fonttype = none).
+"""
+
+import io
+import math
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+from matplotlib.figure import Figure  # noqa: E402  (the backend must be chosen first)
+from matplotlib.ticker import FuncFormatter  # noqa: E402
+
+from app.services.cache import CatalogCache, Snapshot  # noqa: E402
+
+# A small cache of its own: SVGs are tens of kB each, too big for the shared 20,000 entries.
+CHART_CACHE = CatalogCache(max_entries=256)
+
+TIER_COLOURS = {"desktop": "#2f7d5b", "dgx": "#1f56c9", "cluster": "#7a3fb0"}
+TIER_LABELS = {"desktop": "Desktop", "dgx": "DGX-class server", "cluster": "Cluster"}
+COMPONENT_COLOURS = {
+    "weights_gb": "#1f56c9",
+    "kv_cache_gb": "#2f9e8f",
+    "activations_gb": "#e3a21a",
+    "overhead_gb": "#8a94a6",
+    "optimizer_gb": "#b5452b",
+    "gradients_gb": "#7a3fb0",
+}
+COMPONENT_LABELS = {
+    "weights_gb": "Weights",
+    "kv_cache_gb": "KV cache",
+    "activations_gb": "Activations",
+    "overhead_gb": "Runtime overhead",
+    "optimizer_gb": "Optimizer state",
+    "gradients_gb": "Gradients",
+}
+INK = "#16191d"
+MUTED = "#545d69"
+GRID = "#d5dbe3"
+
+_RC = {
+    "svg.fonttype": "none",
+    "svg.hashsalt": "tierline",
+    "font.family": "sans-serif",
+    "font.size": 10,
+    "axes.edgecolor": GRID,
+    "axes.labelcolor": INK,
+    "xtick.color": MUTED,
+    "ytick.color": MUTED,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+}
+
+
+def cached_chart(snap: Snapshot, key: Hashable, draw: Callable[[], str]) -> str:
+    """The SVG cached for this catalog version and key, drawn on a miss."""
+    return CHART_CACHE.get(snap.database, snap.version, key, draw)
+
+
+def _svg(fig: Figure) -> str:
+    buffer = io.StringIO()
+    # No date metadata: the same figures give byte-identical SVGs (cacheable, testable).
+    fig.savefig(buffer, format="svg", metadata={"Date": None}, bbox_inches="tight")
+    return buffer.getvalue()
+
+
+def _figure(width_in: float, height_in: float) -> Figure:
+    with matplotlib.rc_context(_RC):
+        fig = Figure(figsize=(width_in, height_in), layout="constrained")
+    return fig
+
+
+def _gb_label(value: float, _pos: Any = None) -> str:
+    if value >= 1000:
+        return f"{value / 1000:g} TB"
+    return f"{value:g} GB"
+
+
+def _usd_label(value: float, _pos: Any = None) -> str:
+    if value >= 1e6:
+        return f"${value / 1e6:g}M"
+    if value >= 1e3:
+        return f"${value / 1e3:g}k"
+    return f"${value:g}"
+
+
+@dataclass(frozen=True)
+class TierPoint:
+    """One build on the tier line: its price and memory, and the largest model it runs."""
+
+    name: str
+    tier: str
+    price_usd: float
+    memory_gb: float
+    largest_model: str | None
+    largest_model_gb: float | None
+
+
+def tier_line_svg(points: Sequence[TierPoint], *, story_need_gb: float | None = None,
+                  story_label: str | None = None) -> str:
+    """The tier line as three bands (desktop, DGX, cluster), one above the other, sharing
+    log-scale axes: accelerator memory against price, and a tick per build at the size of the
+    largest model it runs. Tiers overlap in price, so each gets its own band."""
+    tiers = ("desktop", "dgx", "cluster")
+    priced = [p for p in points if p.price_usd > 0 and p.memory_gb > 0]
+    with matplotlib.rc_context(_RC):
+        fig = _figure(9.0, 7.0)
+        axes = fig.subplots(len(tiers), 1, sharex=True, sharey=True)
+        fig.get_layout_engine().set(hspace=0.0, h_pad=0.02)
+        for ax, tier in zip(axes, tiers, strict=True):
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            ax.set_facecolor(TIER_COLOURS[tier] + "10")
+            tier_points = [p for p in priced if p.tier == tier]
+            runs = [p for p in tier_points if p.largest_model_gb]
+            for p in runs:
+                ax.plot([p.price_usd, p.price_usd], [p.largest_model_gb, p.memory_gb],
+                        color=TIER_COLOURS[tier], alpha=0.35, linewidth=1, zorder=2)
+            ax.scatter([p.price_usd for p in runs], [p.largest_model_gb for p in runs],
+                       s=60, marker="_", color=TIER_COLOURS[tier], linewidth=2.2, zorder=3)
+            ax.scatter([p.price_usd for p in tier_points], [p.memory_gb for p in tier_points],
+                       s=46, color=TIER_COLOURS[tier], zorder=3, edgecolor="white",
+                       linewidth=0.8)
+            ax.text(0.01, 0.93, f"{TIER_LABELS[tier]} · {len(tier_points)} priced builds",
+                    transform=ax.transAxes, ha="left", va="top", fontsize=10,
+                    fontweight="bold", color=TIER_COLOURS[tier])
+            if story_need_gb:
+                ax.axhline(story_need_gb, color="#a8231a", linestyle="--", linewidth=1.1,
+                           zorder=1)
+            ax.grid(True, which="major", color=GRID, linewidth=0.6)
+            ax.yaxis.set_major_formatter(FuncFormatter(_gb_label))
+        if story_need_gb:
+            axes[0].text(0.99, story_need_gb, f"{story_label or _gb_label(story_need_gb)} ",
+                         transform=axes[0].get_yaxis_transform(), ha="right", va="bottom",
+                         fontsize=9, color="#a8231a")
+        axes[-1].xaxis.set_major_formatter(FuncFormatter(_usd_label))
+        axes[-1].set_xlabel("Build price (USD, log scale)")
+        axes[1].set_ylabel("Accelerator memory (log scale)")
+        axes[-1].scatter([], [], s=46, color=MUTED, label="total accelerator memory")
+        axes[-1].scatter([], [], s=60, marker="_", color=MUTED, linewidth=2.2,
+                         label="largest runnable catalog model (rule-of-thumb size)")
+        axes[-1].legend(loc="lower right", fontsize=8.5, frameon=False)
+        return _svg(fig)
+
+
+def memory_breakdown_svg(memory: dict[str, Any], *, accelerators_used: int) -> str:
+    """Two bars: the model replica's memory by component against the build's usable memory,
+    and the fullest accelerator against one accelerator's usable memory (fit is judged here)."""
+    with matplotlib.rc_context(_RC):
+        fig = _figure(8.0, 3.6)
+        ax_total, ax_one = fig.subplots(2, 1)
+        left = 0.0
+        for key, colour in COMPONENT_COLOURS.items():
+            value = float(memory.get(key) or 0.0)
+            if value <= 0:
+                continue
+            ax_total.barh(0, value, left=left, color=colour, height=0.5,
+                          label=f"{COMPONENT_LABELS[key]} {_gb_label(round(value, 1))}")
+            left += value
+        available_total = float(memory.get("available_total_gb") or 0.0)
+        rule = float(memory.get("rule_of_thumb_gb") or 0.0)
+        ax_total.axvline(available_total, color=INK, linewidth=1.6)
+        ax_total.text(available_total, 0.5,
+                      f" usable on the build: {_gb_label(round(available_total))}",
+                      fontsize=8.5, color=INK, va="center")
+        if rule > 0:
+            ax_total.axvline(rule, color="#a8231a", linestyle="--", linewidth=1.2)
+            ax_total.text(rule, -0.5, f" rule of thumb {_gb_label(round(rule))}", fontsize=8.5,
+                          color="#a8231a", va="center")
+        ax_total.set_yticks([0], ["Whole model"])
+        ax_total.set_ylim(-0.75, 0.75)
+        ax_total.set_xlim(0, max(left, available_total, rule) * 1.45 or 1)
+        ax_total.xaxis.set_major_formatter(FuncFormatter(_gb_label))
+        ax_total.legend(loc="upper center", bbox_to_anchor=(0.5, -0.28), ncols=3, fontsize=8,
+                        frameon=False)
+
+        need_one = float(memory.get("per_accelerator_gb") or 0.0)
+        have_one = float(memory.get("available_per_accelerator_gb") or 0.0)
+        fits = need_one <= have_one
+        ax_one.barh(0, need_one, color="#136c34" if fits else "#a8231a", height=0.5)
+        ax_one.axvline(have_one, color=INK, linewidth=1.6)
+        ax_one.text(have_one, 0.5, f" usable per accelerator: {_gb_label(round(have_one, 1))}",
+                    fontsize=8.5, color=INK, va="center")
+        verdict = "fits" if fits else "does not fit"
+        ax_one.text(need_one, -0.5,
+                    f" {_gb_label(round(need_one, 1))} on the fullest of {accelerators_used}:"
+                    f" {verdict}", fontsize=8.5, color=INK, va="center")
+        ax_one.set_yticks([0], ["Fullest accelerator"])
+        ax_one.set_ylim(-0.75, 0.75)
+        ax_one.set_xlim(0, max(need_one, have_one) * 1.6 or 1)
+        ax_one.xaxis.set_major_formatter(FuncFormatter(_gb_label))
+        for ax in (ax_total, ax_one):
+            ax.grid(True, axis="x", color=GRID, linewidth=0.6)
+            ax.set_axisbelow(True)
+        return _svg(fig)
+
+
+@dataclass(frozen=True)
+class CostSpeedPoint:
+    """One build on the recommend chart."""
+
+    name: str
+    tier: str
+    price_usd: float
+    decode_tokens_per_s: float
+    pareto: bool
+
+
+def cost_speed_svg(points: Sequence[CostSpeedPoint]) -> str:
+    """Price (log) against decode speed per sequence; the Pareto front joined by a line."""
+    with matplotlib.rc_context(_RC):
+        fig = _figure(8.5, 4.6)
+        ax = fig.add_subplot()
+        ax.set_xscale("log")
+        usable = [p for p in points if p.price_usd > 0 and p.decode_tokens_per_s > 0]
+        for tier in ("desktop", "dgx", "cluster"):
+            tier_points = [p for p in usable if p.tier == tier]
+            if not tier_points:
+                continue
+            ax.scatter([p.price_usd for p in tier_points],
+                       [p.decode_tokens_per_s for p in tier_points],
+                       s=40, color=TIER_COLOURS[tier], label=TIER_LABELS[tier], zorder=3,
+                       edgecolor="white", linewidth=0.8)
+        front = sorted((p for p in usable if p.pareto), key=lambda p: p.price_usd)
+        if front:
+            ax.plot([p.price_usd for p in front], [p.decode_tokens_per_s for p in front],
+                    color=INK, linewidth=1.3, linestyle="-", marker="o", markersize=9,
+                    markerfacecolor="none", label="Pareto front (no build cheaper and faster)",
+                    zorder=4)
+            # Label the front, skipping points too close to the last label to stay legible.
+            top_speed = max(p.decode_tokens_per_s for p in front)
+            last: CostSpeedPoint | None = None
+            for p in front:
+                if last is not None and (
+                    math.log10(p.price_usd / last.price_usd) < 0.3
+                    and abs(p.decode_tokens_per_s - last.decode_tokens_per_s) < 0.08 * top_speed
+                ):
+                    continue
+                ax.annotate(p.name, xy=(p.price_usd, p.decode_tokens_per_s), xytext=(6, 5),
+                            textcoords="offset points", fontsize=8, color=INK)
+                last = p
+        ax.xaxis.set_major_formatter(FuncFormatter(_usd_label))
+        ax.set_xlabel("Build price (USD, log scale)")
+        ax.set_ylabel("Decode speed per sequence (tokens/s)")
+        ax.set_ylim(bottom=0)
+        ax.grid(True, color=GRID, linewidth=0.6)
+        ax.legend(loc="upper left", fontsize=8.5, frameon=False)
+        return _svg(fig)
+
+
+# matplotlib writes style attributes; an SVG opened on its own is a document under the site's
+# CSP, so chart responses carry their own policy: inline styles, nothing else (no scripts).
+SVG_HEADERS = {
+    "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'",
+    "Cache-Control": "public, max-age=300",
+}

@@ -1,0 +1,181 @@
+"""The build catalog pages: the filterable list and each build's spec sheet."""
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse
+
+from app.deps import SessionDep, SettingsDep
+from app.engine import PRECISIONS
+from app.errors import DomainError
+from app.models import TIERS
+from app.schemas.listing import BuildQuery
+from app.services.builds import get_build, list_builds
+from app.services.pages import build_model_fits, filter_options
+from app.web.common import Notice, notices_from, parse_query, raw_query, render, with_query
+from app.web.templating import tier_name
+
+router = APIRouter(include_in_schema=False)
+
+# Columns of the list: (label, sort key or None, numeric, unit hint)
+BUILD_COLUMNS = (
+    ("Build", "name", False, None),
+    ("Tier", "tier", False, None),
+    ("Accelerators", "accelerator_count", False, None),
+    ("Total memory", "total_memory_gb", True, "GB"),
+    ("Pooled memory", "pooled_memory_gb", True, "GB"),
+    ("GPU-to-GPU link", "intra_node_bandwidth_gbs", True, "GB/s"),
+    ("Power", "power_w", True, "W"),
+    ("Price", "price_usd", True, "USD"),
+)
+PER_PAGE_CHOICES = (10, 25, 50, 100, 200)
+
+
+def precision_options() -> list[tuple[str, str]]:
+    """Weight precisions for select boxes, in the engine's order."""
+    return [(name, name.upper() if "_" not in name else name) for name in PRECISIONS]
+
+
+@router.get("/builds", response_class=HTMLResponse)
+def builds_page(request: Request, session: SessionDep) -> HTMLResponse:
+    """The build catalog: filters, sortable columns, pages, JSON/CSV links, compare picker."""
+    raw = raw_query(request)
+    parsed = parse_query(BuildQuery, raw)
+    query = parsed.query
+    notices: list[Notice] = list(parsed.notices)
+    try:
+        result = list_builds(session, query=query)
+    except DomainError as error:
+        # An unknown fits_model: say so and list without that filter.
+        notices.extend(notices_from(error.errors) or [Notice(error.detail)])
+        query = query.model_copy(update={"fits_model": None})
+        raw = {k: v for k, v in raw.items() if k != "fits_model"}
+        result = list_builds(session, query=query)
+
+    filters = query.filters()
+    sort = query.sort or BuildQuery.DEFAULT_SORT
+    # State every link keeps: filters, sort and page size (page itself is per link).
+    state: dict[str, Any] = {**filters, "sort": query.sort}
+    if query.per_page != BuildQuery.model_fields["per_page"].default:
+        state["per_page"] = query.per_page
+    paged = {**state, "page": query.page if query.page > 1 else None}
+    json_url = with_query("/api/v1/builds", paged)
+    csv_url = with_query("/api/v1/builds.csv", state)
+    canonical = with_query("/builds", paged)
+    options = filter_options(session)
+    fits_model_name = dict(options.models).get(query.fits_model or "", None)
+    return render(
+        request,
+        session,
+        "builds/list.html",
+        {
+            "result": result,
+            "query": query,
+            "raw": raw,
+            "state": state,
+            "sort": sort,
+            "columns": BUILD_COLUMNS,
+            "tiers": [(t, tier_name(t)) for t in TIERS],
+            "options": options,
+            "precisions": precision_options(),
+            "per_page_choices": PER_PAGE_CHOICES,
+            "csv_url": csv_url,
+            "fits_model_name": fits_model_name,
+            "notices": notices,
+        },
+        json_url=json_url,
+        canonical=canonical,
+    )
+
+
+# Spec-sheet groups: (heading, [(label, read-shape field, filter)]).
+SPEC_GROUPS: tuple[tuple[str, tuple[tuple[str, str, str], ...]], ...] = (
+    (
+        "Accelerators",
+        (
+            ("Nodes", "nodes", "int_commas"),
+            ("Accelerators per node", "accelerators_per_node", "int_commas"),
+            ("Accelerators in total", "accelerator_count", "int_commas"),
+        ),
+    ),
+    (
+        "Memory",
+        (
+            ("Total accelerator memory", "total_memory_gb", "gb"),
+            ("Pooled memory per scale-up domain", "pooled_memory_gb", "gb"),
+            ("Memory pooled across accelerators", "memory_pooled", "yes_no"),
+            ("Host memory", "host_memory_gb", "gb"),
+        ),
+    ),
+    (
+        "Links",
+        (
+            ("GPU-to-GPU link (in a node)", "intra_node_link.kind", "link_name"),
+            ("GPU-to-GPU bandwidth, per accelerator and direction", "intra_node_link.bandwidth_gbs",
+             "gbs"),
+            ("GPU-to-GPU latency", "intra_node_link.latency_us", "microseconds"),
+            ("Node-to-node network", "inter_node_link.kind", "link_name"),
+            ("Network bandwidth per node", "inter_node_link.bandwidth_gbps", "gbps"),
+            ("Network latency", "inter_node_link.latency_us", "microseconds"),
+            ("Accelerators in one scale-up domain", "scale_up_domain_accelerators", "int_commas"),
+        ),
+    ),
+    ("Power", (("System power", "power_w", "watts"),)),
+    (
+        "Price",
+        (
+            ("Price", "price_usd", "usd"),
+            ("Price per GB of accelerator memory", "usd_per_gb", "usd"),
+        ),
+    ),
+    (
+        "Operations",
+        (
+            ("Failover", "failover", "text"),
+            ("Scheduling", "scheduling", "text"),
+        ),
+    ),
+)
+
+
+def _field(read: dict[str, Any], path: str) -> Any:
+    value: Any = read
+    for part in path.split("."):
+        if not isinstance(value, dict):
+            return None
+        value = value.get(part)
+    return value
+
+
+@router.get("/builds/{slug}", response_class=HTMLResponse)
+def build_page(
+    request: Request, session: SessionDep, settings: SettingsDep, slug: str
+) -> HTMLResponse:
+    """One build's spec sheet and the catalog models it runs."""
+    read = dict(get_build(session, slug=slug))
+    fits = build_model_fits(session, build_slug=slug, settings=settings)
+    read["pooled_memory_gb"] = fits.pooled_memory_gb
+    read["usd_per_gb"] = fits.usd_per_gb
+    estimated = set(read.get("estimated") or [])
+    groups = []
+    for heading, rows in SPEC_GROUPS:
+        shown = []
+        for label, path, fmt in rows:
+            value = _field(read, path)
+            shown.append(
+                {
+                    "label": label,
+                    "value": value,
+                    "format": fmt,
+                    "estimated": path in estimated or path.split(".")[0] in estimated,
+                }
+            )
+        groups.append((heading, shown))
+    return render(
+        request,
+        session,
+        "builds/detail.html",
+        {"build": read, "groups": groups, "fits": fits},
+        json_url=f"/api/v1/builds/{slug}",
+        canonical=f"/builds/{slug}",
+    )

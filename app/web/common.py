@@ -1,0 +1,147 @@
+"""What every page shares: the footer's provenance, canonical and JSON-twin links, notices."""
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+from urllib.parse import urlencode
+
+from fastapi import Request
+from fastapi.responses import HTMLResponse
+from pydantic import BaseModel, ValidationError
+from sqlalchemy.orm import Session
+
+from app.errors import FieldError
+from app.services.pages import catalog_provenance
+from app.web.templating import get_templates
+
+NAV = (
+    ("/", "Tier line"),
+    ("/builds", "Builds"),
+    ("/models", "Models"),
+    ("/compare", "Compare"),
+    ("/estimate", "Calculator"),
+    ("/recommend", "Recommend"),
+    ("/glossary", "Glossary"),
+    ("/about", "About the numbers"),
+)
+
+
+@dataclass(frozen=True)
+class Notice:
+    """A message shown above a page's content: "error" for refused input, "info" otherwise."""
+
+    message: str
+    level: str = "error"
+    field: str | None = None
+
+
+def notices_from(errors: Iterable[FieldError]) -> list[Notice]:
+    """Field errors as page notices naming the field and the reason."""
+    return [Notice(f"{e.field}: {e.message}", field=e.field) for e in errors]
+
+
+def validation_notices(exc: ValidationError) -> list[Notice]:
+    """A Pydantic error as notices ("min_memory_gb: Input should be a valid number")."""
+    notices = []
+    for err in exc.errors(include_url=False):
+        field = ".".join(str(p) for p in err["loc"]) or "(query)"
+        notices.append(Notice(f"{field}: {err['msg']}", field=field))
+    return notices
+
+
+def query_string(params: Mapping[str, Any] | Iterable[tuple[str, Any]]) -> str:
+    """A query string from params, dropping empty values; "" when nothing is left."""
+    items = params.items() if isinstance(params, Mapping) else params
+    pairs = [(k, _plain(v)) for k, v in items if v is not None and v != ""]
+    return urlencode(pairs, doseq=True)
+
+
+def _plain(value: Any) -> Any:
+    # 2000000.0 -> 2000000: the links echo what a person typed, not Python's float repr.
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+        return int(value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return value
+
+
+def with_query(path: str, params: Mapping[str, Any] | Iterable[tuple[str, Any]]) -> str:
+    """`path?query` (or just the path when the query is empty)."""
+    query = query_string(params)
+    return f"{path}?{query}" if query else path
+
+
+def absolute(request: Request, path: str) -> str:
+    """An absolute URL for a site path (used for rel=canonical)."""
+    return str(request.base_url).rstrip("/") + path
+
+
+def render(
+    request: Request,
+    session: Session | None,
+    template: str,
+    context: dict[str, Any],
+    *,
+    json_url: str | None,
+    canonical: str | None = None,
+    status_code: int = 200,
+    headers: Mapping[str, str] | None = None,
+) -> HTMLResponse:
+    """Render a page with the shared context: nav, provenance, canonical and JSON-twin links."""
+    provenance = catalog_provenance(session) if session is not None else None
+    canonical_path = canonical if canonical is not None else _current_path(request)
+    ctx = {
+        "nav": NAV,
+        "current_path": request.url.path,
+        "provenance": provenance,
+        "json_url": json_url,
+        "canonical_url": absolute(request, canonical_path),
+        "notices": [],
+        **context,
+    }
+    return get_templates(request).TemplateResponse(
+        request, template, ctx, status_code=status_code, headers=dict(headers or {})
+    )
+
+
+def _current_path(request: Request) -> str:
+    query = request.url.query
+    return f"{request.url.path}?{query}" if query else request.url.path
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+@dataclass
+class ParsedQuery(Generic[M]):
+    """A page's query: the validated model, the raw values for the form, and notices."""
+
+    query: M
+    raw: dict[str, str]
+    notices: list[Notice]
+
+
+def raw_query(request: Request) -> dict[str, str]:
+    """Query parameters with empty values dropped (a GET form sends every field)."""
+    return {
+        k: v.replace("\x00", "")
+        for k, v in request.query_params.items()
+        if v.strip() != ""
+    }
+
+
+def parse_query(schema: type[M], raw: Mapping[str, Any]) -> ParsedQuery[M]:
+    """Validate a page's query; refused fields become notices and fall back to their defaults,
+    so a bad parameter gives the page with a clear message instead of an error."""
+    values = dict(raw)
+    try:
+        return ParsedQuery(schema.model_validate(values), dict(raw), [])
+    except ValidationError as exc:
+        notices = validation_notices(exc)
+        bad = {str(err["loc"][0]) for err in exc.errors() if err["loc"]}
+    cleaned = {k: v for k, v in values.items() if k not in bad}
+    try:
+        query = schema.model_validate(cleaned)
+    except ValidationError:
+        query = schema.model_validate({})
+    return ParsedQuery(query, dict(raw), notices)

@@ -1,0 +1,141 @@
+"""Builds side by side. The URL is the state: ?builds=a,b,c[&model=…&precision=…]."""
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse, Response
+
+from app.deps import SessionDep, SettingsDep
+from app.errors import DomainError
+from app.schemas.compare import MAX_COMPARE, MIN_COMPARE, CompareQuery
+from app.services.compare import compare_builds
+from app.services.estimates import cost_assumptions
+from app.services.pages import filter_options
+from app.web.builds import precision_options
+from app.web.common import Notice, notices_from, parse_query, raw_query, render, with_query
+
+router = APIRouter(include_in_schema=False)
+
+
+def requested_slugs(request: Request) -> list[str]:
+    """Build slugs from ?builds=a,b and/or repeated ?builds=a&builds=b, in order, deduplicated."""
+    slugs: list[str] = []
+    for value in request.query_params.getlist("builds"):
+        for part in value.replace("\x00", "").split(","):
+            slug = part.strip()
+            if slug and slug not in slugs:
+                slugs.append(slug)
+    return slugs
+
+
+def markdown_table(comparison: dict[str, Any]) -> str:
+    """The comparison as a GitHub-flavoured Markdown table (for pasting into notes)."""
+
+    def cell(text: Any) -> str:
+        return str(text).replace("|", "\\|").replace("\n", " ")
+
+    header = ["", *[cell(b["name"]) for b in comparison["builds"]]]
+    lines = [
+        "| " + " | ".join(header) + " |",
+        "| " + " | ".join(["---"] * len(header)) + " |",
+    ]
+    for row in comparison["rows"]:
+        lines.append("| " + " | ".join([cell(row["label"]), *map(cell, row["display"])]) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _evaluate(
+    request: Request, session: Any, settings: Any
+) -> tuple[dict[str, Any] | None, CompareQuery | None, list[str], dict[str, str], list[Notice]]:
+    raw = raw_query(request)
+    notices: list[Notice] = []
+    known = {slug for slug, _ in filter_options(session).builds}
+    slugs = requested_slugs(request)
+    unknown = [s for s in slugs if s not in known]
+    for slug in unknown:
+        notices.append(Notice(f"builds: unknown build '{slug[:80]}' was left out", field="builds"))
+    slugs = [s for s in slugs if s in known]
+    if len(slugs) > MAX_COMPARE:
+        notices.append(
+            Notice(f"builds: at most {MAX_COMPARE} builds side by side; the first "
+                   f"{MAX_COMPARE} are shown", field="builds")
+        )
+        slugs = slugs[:MAX_COMPARE]
+    if len(slugs) < MIN_COMPARE:
+        if slugs or unknown:
+            notices.append(
+                Notice(f"Pick {MIN_COMPARE - len(slugs)} more build"
+                       f"{'' if MIN_COMPARE - len(slugs) == 1 else 's'} to compare.", level="info")
+            )
+        return None, None, slugs, raw, notices
+    parsed = parse_query(CompareQuery, {**raw, "builds": ",".join(slugs)})
+    notices += parsed.notices
+    query = parsed.query
+    try:
+        comparison = compare_builds(session, query=query, costs=cost_assumptions(settings))
+    except DomainError as error:
+        notices += notices_from(error.errors) or [Notice(error.detail)]
+        query = query.model_copy(update={"model": None})
+        comparison = compare_builds(session, query=query, costs=cost_assumptions(settings))
+    return comparison, query, slugs, raw, notices
+
+
+def _state(query: CompareQuery | None, slugs: list[str]) -> dict[str, Any]:
+    state: dict[str, Any] = {"builds": ",".join(slugs) or None}
+    if query is not None:
+        fields = CompareQuery.model_fields
+        for key in ("model", "precision", "context_tokens", "batch"):
+            value = getattr(query, key)
+            if value != fields[key].default:
+                state[key] = value
+    return state
+
+
+@router.get("/compare", response_class=HTMLResponse)
+def compare_page(request: Request, session: SessionDep, settings: SettingsDep) -> HTMLResponse:
+    """Builds side by side, differences highlighted, shareable and copyable as Markdown."""
+    comparison, query, slugs, raw, notices = _evaluate(request, session, settings)
+    state = _state(query, slugs)
+    options = filter_options(session)
+    names = dict(options.builds)
+    remove_links = [
+        (s, with_query("/compare", {**state, "builds": ",".join(x for x in slugs if x != s)}))
+        for s in slugs
+    ]
+    json_url = with_query("/api/v1/compare", state) if comparison else "/api/v1/builds"
+    return render(
+        request,
+        session,
+        "compare/page.html",
+        {
+            "comparison": comparison,
+            "query": query,
+            "slugs": slugs,
+            "chosen": [(s, names.get(s, s)) for s in slugs],
+            "raw": raw,
+            "state": state,
+            "options": options,
+            "addable": [(s, n) for s, n in options.builds if s not in slugs],
+            "can_add": len(slugs) < MAX_COMPARE,
+            "remove_links": remove_links,
+            "markdown": markdown_table(comparison) if comparison else "",
+            "markdown_url": with_query("/compare.md", state),
+            "precisions": precision_options(),
+            "notices": notices,
+            "min_compare": MIN_COMPARE,
+            "max_compare": MAX_COMPARE,
+        },
+        json_url=json_url,
+        canonical=with_query("/compare", state),
+    )
+
+
+@router.get("/compare.md")
+def compare_markdown(request: Request, session: SessionDep, settings: SettingsDep) -> Response:
+    """The comparison as a Markdown table (the no-JavaScript "copy as Markdown")."""
+    comparison, _query, _slugs, _raw, notices = _evaluate(request, session, settings)
+    if comparison is None:
+        text = "\n".join(n.message for n in notices)
+        text = text or f"Give {MIN_COMPARE} to {MAX_COMPARE} builds."
+        return Response(text + "\n", status_code=422, media_type="text/plain; charset=utf-8")
+    return Response(markdown_table(comparison), media_type="text/markdown; charset=utf-8")

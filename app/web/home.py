@@ -1,0 +1,84 @@
+"""The home page: the tier line from desktop to DGX to cluster, with its story in numbers."""
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse, Response
+
+from app.deps import SessionDep, SettingsDep
+from app.schemas.tiers import TiersQuery
+from app.services.cache import snapshot
+from app.services.charts import SVG_HEADERS, TierPoint, cached_chart, tier_line_svg
+from app.services.pages import tier_story
+from app.services.tiers import tier_line
+from app.web.builds import precision_options
+from app.web.common import parse_query, raw_query, render, with_query
+from app.web.templating import gb
+
+router = APIRouter(include_in_schema=False)
+
+
+def _non_default(query: TiersQuery) -> dict[str, object]:
+    fields = TiersQuery.model_fields
+    return {
+        k: v for k, v in query.model_dump().items() if v != fields[k].default
+    }
+
+
+@router.get("/", response_class=HTMLResponse)
+def home(request: Request, session: SessionDep, settings: SettingsDep) -> HTMLResponse:
+    """The tier line: every catalog build placed on it, the chart and the story in numbers."""
+    parsed = parse_query(TiersQuery, raw_query(request))
+    query = parsed.query
+    line = tier_line(session, precision=query.precision, context_tokens=query.context_tokens)
+    story = tier_story(session, settings=settings)
+    state = _non_default(query)
+    return render(
+        request,
+        session,
+        "tiers/home.html",
+        {
+            "line": line,
+            "story": story,
+            "query": query,
+            "precisions": precision_options(),
+            "chart_url": with_query("/tierline.svg", state),
+            "notices": parsed.notices,
+        },
+        json_url=with_query("/api/v1/tiers", state),
+        canonical=with_query("/", state),
+    )
+
+
+@router.get("/tierline.svg")
+def tier_line_chart(request: Request, session: SessionDep, settings: SettingsDep) -> Response:
+    """The tier-line chart (memory against price, log scales) as SVG, cached per catalog
+    version and precision."""
+    query = parse_query(TiersQuery, raw_query(request)).query
+    line = tier_line(session, precision=query.precision, context_tokens=query.context_tokens)
+    story = tier_story(session, settings=settings)
+
+    def draw() -> str:
+        points = [
+            TierPoint(
+                name=b["name"],
+                tier=group["tier"],
+                price_usd=b["price_usd"] or 0.0,
+                memory_gb=b["total_memory_gb"],
+                largest_model=b["largest_model"]["name"] if b["largest_model"] else None,
+                largest_model_gb=b["largest_model"]["rule_of_thumb_gb"]
+                if b["largest_model"]
+                else None,
+            )
+            for group in line["tiers"]
+            for b in group["builds"]
+        ]
+        need = story.model["rule_of_thumb_gb"] if story else None
+        label = (
+            f"{story.model['name']} at {story.model['precision'].upper()} needs ~{gb(need)}"
+            if story
+            else None
+        )
+        return tier_line_svg(points, story_need_gb=need, story_label=label)
+
+    svg = cached_chart(snapshot(session), ("tierline", query.model_dump_json()), draw)
+    return Response(svg, media_type="image/svg+xml",
+                    headers=SVG_HEADERS)

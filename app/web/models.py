@@ -1,0 +1,110 @@
+"""Model pages: the filterable list and each model's profile with the builds that run it."""
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse
+
+from app.deps import SessionDep, SettingsDep
+from app.engine import rule_of_thumb_gb
+from app.schemas.listing import ModelQuery
+from app.schemas.recommend import RecommendQuery
+from app.services.estimates import cost_assumptions
+from app.services.models import get_model, list_models
+from app.services.recommend import recommend
+from app.web.builds import precision_options
+from app.web.common import parse_query, raw_query, render, with_query
+
+router = APIRouter(include_in_schema=False)
+
+MODEL_COLUMNS = (
+    ("Model", "name", False, None),
+    ("Organization", "organization", False, None),
+    ("Total parameters", "params_total", True, None),
+    ("Active parameters", "params_active", True, None),
+    ("Max context", "max_context_tokens", True, "tokens"),
+    ("KV cache per token", "kv_cache_bytes_per_token", True, "BF16"),
+)
+ATTENTION_KINDS = (
+    ("gqa", "Grouped-query (GQA)"),
+    ("mla", "Multi-head latent (MLA)"),
+    ("mha", "Multi-head (MHA)"),
+    ("mqa", "Multi-query (MQA)"),
+)
+ATTENTION_NAMES = dict(ATTENTION_KINDS)
+RULE_OF_THUMB_PRECISIONS = ("bf16", "fp8", "int4", "q4_k_m")
+
+
+@router.get("/models", response_class=HTMLResponse)
+def models_page(request: Request, session: SessionDep) -> HTMLResponse:
+    """The model catalog: filters, sortable columns, pages and JSON/CSV links."""
+    raw = raw_query(request)
+    parsed = parse_query(ModelQuery, raw)
+    query = parsed.query
+    result = list_models(session, query=query)
+    state: dict[str, Any] = {**query.filters(), "sort": query.sort}
+    if query.per_page != ModelQuery.model_fields["per_page"].default:
+        state["per_page"] = query.per_page
+    paged = {**state, "page": query.page if query.page > 1 else None}
+    return render(
+        request,
+        session,
+        "models/list.html",
+        {
+            "result": result,
+            "query": query,
+            "raw": raw,
+            "state": state,
+            "sort": query.sort or ModelQuery.DEFAULT_SORT,
+            "columns": MODEL_COLUMNS,
+            "attention_kinds": ATTENTION_KINDS,
+            "attention_names": ATTENTION_NAMES,
+            "csv_url": with_query("/api/v1/models.csv", state),
+            "notices": parsed.notices,
+        },
+        json_url=with_query("/api/v1/models", paged),
+        canonical=with_query("/models", paged),
+    )
+
+
+@router.get("/models/{slug}", response_class=HTMLResponse)
+def model_page(
+    request: Request, session: SessionDep, settings: SettingsDep, slug: str
+) -> HTMLResponse:
+    """One model's profile and the builds that run it, cheapest first."""
+    model = get_model(session, slug=slug)
+    raw = raw_query(request)
+    # The recommend service answers "which builds run it"; this page keeps its default order
+    # (price, cheapest first) and its precision/context/batch parameters.
+    parsed = parse_query(RecommendQuery, {**raw, "model": slug, "sort": "price_usd"})
+    query = parsed.query
+    answer = recommend(session, query=query, costs=cost_assumptions(settings))
+    state = {
+        "precision": query.precision,
+        "context_tokens": query.context_tokens,
+        "batch": query.batch,
+    }
+    rules = [(p, rule_of_thumb_gb(model["params_total"], p)) for p in RULE_OF_THUMB_PRECISIONS]
+    return render(
+        request,
+        session,
+        "models/detail.html",
+        {
+            "model": model,
+            "answer": answer,
+            "query": query,
+            "raw": raw,
+            "precisions": precision_options(),
+            "attention_name": ATTENTION_NAMES.get(model["attention"], model["attention"]),
+            "rules": rules,
+            "recommend_url": with_query("/recommend", {"model": slug, **state}),
+            "notices": parsed.notices,
+        },
+        json_url=f"/api/v1/models/{slug}",
+        canonical=with_query(f"/models/{slug}", _non_default(state)),
+    )
+
+
+def _non_default(state: dict[str, Any]) -> dict[str, Any]:
+    fields = RecommendQuery.model_fields
+    return {k: v for k, v in state.items() if v != fields[k].default}

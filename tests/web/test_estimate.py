@@ -1,0 +1,123 @@
+"""The calculator: same request and service as POST /api/v1/estimate, as a GET form."""
+
+import json
+
+from fastapi.testclient import TestClient
+
+from ._html import parse
+
+STORY = {"build": "2x-dgx-h200-cluster", "model": "deepseek-v3", "precision": "fp8"}
+
+
+def _api(web: TestClient, build: object, model: object, **workload: object) -> dict:
+    response = web.post("/api/v1/estimate",
+                        json={"build": build, "model": model, "workload": workload})
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def test_verdict_is_the_engines_in_words(web: TestClient) -> None:
+    for build, word in (("4x-rtx-4090-workstation", "No"), ("2x-dgx-h200-cluster", "Yes")):
+        api = _api(web, build, "deepseek-v3", precision="fp8")
+        doc = parse(web.get("/estimate", params={**STORY, "build": build}).text)
+        box = doc.one(class_="verdict-box").text()
+        assert word in box and api["verdict"] in box
+        assert ("is-yes" in doc.one(class_="verdict-box").attrs["class"]) == api["fits"]
+
+
+def test_result_shows_breakdown_plan_speed_cost_findings_and_assumptions(
+    web: TestClient,
+) -> None:
+    doc = parse(web.get("/estimate", params=STORY).text)
+    for anchor in ("memory", "plan", "speed", "cost", "findings", "assumptions"):
+        assert doc.find(id=anchor) is not None, anchor
+    api = _api(web, "2x-dgx-h200-cluster", "deepseek-v3", precision="fp8")
+    text = doc.one(id="result").text()
+    assert api["plan"]["description"] in text
+    for assumption in api["assumptions"]:
+        assert " ".join(assumption.split()) in text
+    chart = doc.one("figure", class_="chart").one("img")
+    assert chart.attrs["src"].startswith("/estimate/memory.svg?")
+
+
+def test_json_twin_answers_like_the_api(web: TestClient) -> None:
+    twin = web.get("/estimate.json", params={**STORY, "batch": "4", "context_tokens": "8192"})
+    api = _api(web, "2x-dgx-h200-cluster", "deepseek-v3", precision="fp8", batch=4,
+               context_tokens=8192)
+    assert twin.json() == api
+
+
+def test_memory_chart_is_svg(web: TestClient) -> None:
+    response = web.get("/estimate/memory.svg", params=STORY)
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("image/svg+xml")
+    assert "Weights" in response.text
+
+
+def test_described_build_and_pasted_config_run_like_the_api(web: TestClient) -> None:
+    config = web.get("/api/v1/models/llama-3-1-8b").json()["config"]
+    form = {
+        "build_source": "custom", "b_name": "Two 3090s", "b_per_node": "2",
+        "b_intra_kind": "pcie", "b_intra_gbs": "25", "b_price_usd": "2500",
+        "a_name": "RTX 3090", "a_memory_gb": "24", "a_bandwidth_gbs": "936",
+        "a_fp16_tflops": "71", "model_source": "config", "model_name": "My Llama",
+        "config": json.dumps(config), "precision": "bf16",
+    }
+    api = _api(
+        web,
+        {"name": "Two 3090s", "accelerators_per_node": 2,
+         "accelerator": {"name": "RTX 3090", "memory_gb": 24, "memory_bandwidth_gbs": 936,
+                         "fp16_tflops": 71},
+         "intra_node_link": {"kind": "pcie", "bandwidth_gbs": 25}, "price_usd": 2500},
+        {"name": "My Llama", "config": config},
+        precision="bf16",
+    )
+    response = web.get("/estimate", params=form)
+    assert response.status_code == 200, response.text[-2000:]
+    assert api["verdict"] in parse(response.text).one(class_="verdict-box").text()
+    assert web.get("/estimate.json", params=form).json() == api
+
+
+def test_invalid_config_json_is_a_notice_on_the_config_field(web: TestClient) -> None:
+    response = web.get("/estimate", params={"build": "dgx-h200", "model_source": "config",
+                                            "config": "{not json"})
+    assert response.status_code == 422
+    doc = parse(response.text)
+    assert "config" in doc.one(class_="notices").text()
+    assert doc.one(class_="field-error", id="err-config") is not None
+    assert doc.one("textarea").text() == "{not json"  # kept for correcting
+
+
+def test_out_of_range_workload_is_named_not_a_500(web: TestClient) -> None:
+    for field, value in (("batch", "0"), ("context_tokens", "1e30"), ("precision", "fp7"),
+                         ("mode", "dreaming"), ("prompt_tokens", "99999999")):
+        response = web.get("/estimate", params={**STORY, field: value})
+        assert response.status_code == 422, (field, response.status_code)
+        assert field in parse(response.text).one(class_="notices").text()
+
+
+def test_bad_described_build_names_the_field(web: TestClient) -> None:
+    custom = {"build_source": "custom", "model": "llama-3-1-8b", "a_memory_gb": "24",
+              "a_bandwidth_gbs": "900", "a_fp16_tflops": "70"}
+    for field, value, path in (("b_per_node", "\x00", "accelerators_per_node"),
+                               ("a_memory_gb", "-1", "memory_gb"),
+                               ("b_nodes", "99999999", "nodes")):
+        response = web.get("/estimate", params={**custom, "b_per_node": "2", field: value})
+        assert response.status_code == 422, (field, response.status_code)
+        notices = parse(response.text).one(class_="notices").text()
+        assert path in notices, (field, notices)
+
+
+def test_unknown_build_is_a_404_with_the_form(web: TestClient) -> None:
+    response = web.get("/estimate", params={**STORY, "build": "nope"})
+    assert response.status_code == 404
+    doc = parse(response.text)
+    assert "nope" in doc.one(class_="notices").text()
+    assert doc.find("form", action="/estimate") is not None
+
+
+def test_empty_calculator_is_a_form_and_its_twin_describes_the_query(web: TestClient) -> None:
+    doc = parse(web.get("/estimate").text)
+    assert doc.find(class_="verdict-box") is None
+    assert doc.find("form", action="/estimate") is not None
+    assert "fields" in web.get("/estimate.json").json()
