@@ -11,6 +11,7 @@ import yaml
 from sqlalchemy import func, select
 from sqlalchemy.exc import SQLAlchemyError
 
+from app.admin.cli import admin_cli
 from app.config import get_settings
 from app.db import make_engine, make_sessionmaker
 from app.migrate import upgrade_to_head
@@ -21,6 +22,7 @@ cli = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
 )
+cli.add_typer(admin_cli, name="admin")
 
 
 class ExportFormat(StrEnum):

@@ -30,6 +30,7 @@ class Settings(BaseSettings):
     max_body_bytes: int = Field(default=1_048_576, gt=0)
     max_import_bytes: int = Field(default=10_485_760, gt=0)
     login_attempts_per_minute: int = Field(default=10, ge=1)
+    admin_session_max_age_s: int = Field(default=28_800, ge=60, le=2_592_000)
     forwarded_allow_ips: str = "127.0.0.1"
     log_level: str = "info"
     # Cost assumptions the engine quotes by default.

@@ -1,6 +1,7 @@
 """Domain errors carrying their HTTP status; rendered as problem+json under /api, HTML elsewhere."""
 
 from dataclasses import dataclass
+from http import HTTPStatus
 from typing import Any
 
 
@@ -43,6 +44,19 @@ class DomainError(Exception):
         if self.errors:
             body["errors"] = [{"field": e.field, "message": e.message} for e in self.errors]
         return body
+
+
+def error_for_status(
+    status_code: int, detail: str, *, headers: dict[str, str] | None = None
+) -> DomainError:
+    """A DomainError for an HTTP status raised by the framework (404, 405, 400 …)."""
+    error = DomainError(detail, headers=headers)
+    error.status_code = status_code
+    try:
+        error.title = HTTPStatus(status_code).phrase
+    except ValueError:
+        error.title = "Error"
+    return error
 
 
 class NotFound(DomainError):

@@ -11,10 +11,19 @@ from sqlalchemy.exc import OperationalError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app import admin, api, web
-from app.api import health
+from app.admin.session import AdminSessionMiddleware
+from app.api import health, metrics
+from app.api_docs import install_api_docs
 from app.config import Settings, get_settings
 from app.db import make_engine, make_sessionmaker
-from app.errors import DomainError, FieldError, InvalidInput, ServiceUnavailable
+from app.errors import (
+    DomainError,
+    FieldError,
+    InvalidInput,
+    ServiceUnavailable,
+    error_for_status,
+)
+from app.middleware import add_production_middleware
 
 PROBLEM_JSON = "application/problem+json"
 
@@ -33,6 +42,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         version="1.0.0",
         summary="Which AI hardware build runs this model, how fast, and at what cost.",
         lifespan=lifespan,
+        # /docs is served from local assets under the CSP (app/api_docs.py); no ReDoc.
+        docs_url=None,
+        redoc_url=None,
     )
     app.state.settings = settings
     app.state.engine = make_engine(
@@ -45,9 +57,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_exception_handler(OperationalError, _database_unavailable)  # type: ignore[arg-type]
     # Pages: friendly HTML error pages (domain errors, unknown paths); the API keeps JSON.
     app.state.render_error_page = web.render_error_page
-    app.add_exception_handler(StarletteHTTPException, web.http_error_page)  # type: ignore[arg-type]
+    app.add_exception_handler(StarletteHTTPException, _http_error)  # type: ignore[arg-type]
 
+    # Signed admin session cookie for /admin pages (HttpOnly, SameSite=Lax, Secure over HTTPS).
+    app.add_middleware(AdminSessionMiddleware, secret_key=settings.secret_key,
+                       max_age=settings.admin_session_max_age_s)
+    add_production_middleware(app, settings)
     app.include_router(health.router)
+    app.include_router(metrics.router)
+    install_api_docs(app)
     app.include_router(api.router)
     app.include_router(admin.router)
     app.include_router(web.router)
@@ -85,6 +103,21 @@ def render_problem(request: Request, error: DomainError) -> Response:
 
 async def _domain_error(request: Request, exc: DomainError) -> Response:
     return render_problem(request, exc)
+
+
+async def _http_error(request: Request, exc: StarletteHTTPException) -> Response:
+    # Framework errors (unknown path, wrong method, unreadable body) get the same treatment as
+    # domain errors: problem+json for the API, a friendly page for people.
+    headers = dict(exc.headers or {})
+    if exc.status_code < 400:  # redirects raised by dependencies (admin sign-in)
+        return Response(status_code=exc.status_code, headers=headers)
+    if exc.status_code == 404:
+        detail = f"There is nothing at {request.url.path}."
+    elif exc.status_code == 405:
+        detail = f"{request.method} is not accepted at {request.url.path}."
+    else:
+        detail = str(exc.detail)
+    return render_problem(request, error_for_status(exc.status_code, detail, headers=headers))
 
 
 async def _validation_error(request: Request, exc: RequestValidationError) -> Response:

@@ -1,9 +1,11 @@
 """Shared field types: slugs, bounded text without NUL bytes, source URLs, pages."""
 
+import math
 from datetime import date
-from typing import Annotated, Generic, TypeVar
+from typing import Annotated, Any, Generic, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
+from pydantic_core import PydanticCustomError
 
 from app.models._mixins import (
     NAME_LENGTH,
@@ -26,6 +28,52 @@ def _http_url(value: str) -> str:
         raise ValueError("must be an http(s) URL")
     return value
 
+
+MAX_CONFIG_NUMBER = 1e12
+MAX_CONFIG_STRING = SHORT_TEXT_LENGTH
+MAX_CONFIG_DEPTH = 32
+
+
+def _config_problem(value: Any, path: str, depth: int = 0) -> str | None:
+    """The first thing in a config.json no database or engine should take, as "path: reason"."""
+    where = path or "(config)"
+    if depth > MAX_CONFIG_DEPTH:
+        return f"{where}: nested too deeply"
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int | float):
+        # Sizes and counts: beyond 1e12 is a typo or an attack, and overflows the arithmetic.
+        if math.isfinite(value) and abs(value) <= MAX_CONFIG_NUMBER:
+            return None
+        return f"{where}: must be a finite number of magnitude at most 1e12"
+    if isinstance(value, str):
+        if "\x00" in value:
+            return f"{where}: must not contain NUL characters"
+        if len(value) > MAX_CONFIG_STRING:
+            return f"{where}: longer than {MAX_CONFIG_STRING} characters"
+        return None
+    items: Any = value.items() if isinstance(value, dict) else enumerate(value)
+    for key, item in items:
+        if isinstance(key, str) and "\x00" in key:
+            return f"{where}: a key contains NUL characters"
+        found = _config_problem(item, f"{path}.{key}" if path else str(key), depth + 1)
+        if found is not None:
+            return found
+    return None
+
+
+def _check_config(config: dict[str, Any]) -> dict[str, Any]:
+    problem = _config_problem(config, "")
+    if problem is not None:
+        raise PydanticCustomError("config", "{problem}", {"problem": problem})
+    return config
+
+
+HfConfig = Annotated[
+    dict[str, Any],
+    AfterValidator(_check_config),
+    Field(description="a Hugging Face config.json object"),
+]
 
 Slug = Annotated[
     str,

@@ -1,11 +1,18 @@
 """Model profile records as seeded, exported, read and written."""
 
-from typing import Any
-
 from pydantic import Field, model_validator
 
 from app.schemas.accelerator import check_estimated_names
-from app.schemas.common import AsOf, Name, Notes, ShortText, Slug, SourceUrl, StrictModel
+from app.schemas.common import (
+    AsOf,
+    HfConfig,
+    Name,
+    Notes,
+    ShortText,
+    Slug,
+    SourceUrl,
+    StrictModel,
+)
 
 MAX_PARAMS = 100_000_000_000_000  # 100T: beyond any published model, inside BIGINT
 
@@ -20,7 +27,7 @@ class ModelIn(StrictModel):
     params_total: int = Field(gt=0, le=MAX_PARAMS, description="published total parameters")
     params_active: int = Field(gt=0, le=MAX_PARAMS, description="published active parameters")
     max_context_tokens: int | None = Field(default=None, ge=1, le=100_000_000)
-    config: dict[str, Any] = Field(description="the model's Hugging Face config.json")
+    config: HfConfig
     estimated: list[ShortText] = Field(default_factory=list, max_length=40)
     notes: Notes = ""
     source_url: SourceUrl

@@ -41,6 +41,7 @@ from app.engine import (
     model_spec_from_hf_config,
 )
 from app.errors import DomainError, FieldError, InvalidInput
+from app.metrics import count_engine_evaluations
 from app.schemas.estimate import (
     DEFAULT_PROMPT_TOKENS,
     CostsIn,
@@ -234,6 +235,7 @@ def run_engine(
     build: BuildSpec, model: ModelSpec, workload: Workload, costs: CostAssumptions
 ) -> Estimate:
     """engine.estimate with its input errors turned into 422s naming the request field."""
+    count_engine_evaluations()
     try:
         return estimate(build, model, workload, costs)
     except EngineInputError as exc:

@@ -3,7 +3,7 @@
 from fastapi import APIRouter
 
 from app.web import builds, compare, estimate, home, models, recommend, reference
-from app.web.errors import http_error_page, render_error_page
+from app.web.errors import render_error_page
 
 router = APIRouter(include_in_schema=False)
 router.include_router(home.router)
@@ -14,4 +14,4 @@ router.include_router(compare.router)
 router.include_router(recommend.router)
 router.include_router(reference.router)
 
-__all__ = ["http_error_page", "render_error_page", "router"]
+__all__ = ["render_error_page", "router"]

@@ -1,10 +1,8 @@
-"""Friendly HTML error pages for domain errors and unknown paths."""
+"""Friendly HTML error pages for domain errors (app.main routes framework errors here too)."""
 
 from fastapi import Request
-from fastapi.exception_handlers import http_exception_handler
 from fastapi.responses import Response
 from sqlalchemy.exc import SQLAlchemyError
-from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app.errors import DomainError
 from app.services.pages import Provenance, catalog_provenance
@@ -73,30 +71,4 @@ def render_error_page(request: Request, error: DomainError) -> Response:
         detail=error.detail,
         errors=[(e.field, e.message) for e in error.errors],
         headers=error.headers,
-    )
-
-
-def _wants_html(request: Request) -> bool:
-    from app.main import wants_html  # late import: app.main imports this package
-
-    return wants_html(request)
-
-
-async def http_error_page(request: Request, exc: StarletteHTTPException) -> Response:
-    """Unknown paths and wrong methods outside the API as HTML pages; the API keeps JSON."""
-    if not _wants_html(request):
-        return await http_exception_handler(request, exc)
-    if exc.status_code == 404:
-        detail = f"There is no page at {request.url.path}."
-    elif exc.status_code == 405:
-        detail = f"{request.method} is not accepted at {request.url.path}."
-    else:
-        detail = str(exc.detail)
-    return _page(
-        request,
-        status_code=exc.status_code,
-        title=_STATUS_TITLES.get(exc.status_code, "Error"),
-        detail=detail,
-        errors=[],
-        headers=dict(exc.headers or {}),
     )

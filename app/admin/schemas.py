@@ -1,0 +1,104 @@
+"""Request and response shapes of the admin JSON API."""
+
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from app.schemas.accelerator import AcceleratorIn
+from app.schemas.build import BuildIn, Tier
+from app.schemas.common import AsOf, Name, Notes, ShortText, Slug, SourceUrl, StrictModel
+from app.schemas.model_profile import MAX_PARAMS, ModelIn
+
+
+class AcceleratorAdmin(AcceleratorIn):
+    """An accelerator as the admin API answers it: the document plus its version (= ETag)."""
+
+    version: int
+
+
+class BuildAdmin(BuildIn):
+    """A build as the admin API answers it: the document, its derived tier and its version."""
+
+    tier: Tier  # type: ignore[assignment]
+    version: int
+
+
+class ModelAdmin(ModelIn):
+    """A model profile as the admin API answers it: the document plus its version (= ETag)."""
+
+    version: int
+
+
+class ModelFromConfig(StrictModel):
+    """A Hugging Face config.json and what it does not say; missing counts are computed."""
+
+    slug: Slug
+    name: Name
+    config: dict[str, Any] = Field(description="the model's config.json, as published")
+    source_url: SourceUrl
+    as_of: AsOf | None = Field(default=None, description="defaults to today")
+    params_total: int | None = Field(
+        default=None, gt=0, le=MAX_PARAMS,
+        description="published total parameters; omitted: the engine's count, marked estimated",
+    )
+    params_active: int | None = Field(
+        default=None, gt=0, le=MAX_PARAMS,
+        description="published active parameters; omitted: the engine's count, marked estimated",
+    )
+    max_context_tokens: int | None = Field(
+        default=None, ge=1, le=100_000_000,
+        description="defaults to the config's max_position_embeddings",
+    )
+    organization: ShortText = ""
+    license: ShortText = ""
+    notes: Notes = ""
+
+
+class RecordRefOut(BaseModel):
+    """A record named by kind and slug."""
+
+    kind: str
+    slug: str
+
+
+class ImportErrorOut(BaseModel):
+    """One invalid record or field of an imported document."""
+
+    kind: str
+    slug: str | None
+    index: int | None
+    field: str
+    message: str
+
+
+class ImportResultOut(BaseModel):
+    """What an import did, or in a dry run would do; a dry run answers exactly like the run."""
+
+    created: list[RecordRefOut]
+    updated: list[RecordRefOut]
+    unchanged: list[RecordRefOut]
+    errors: list[ImportErrorOut]
+
+
+class AuditEventOut(BaseModel):
+    """One change: who (token name), when, what, and the record before and after."""
+
+    id: int
+    at: datetime
+    actor: str
+    action: str
+    kind: str
+    slug: str
+    before: dict[str, Any] | None
+    after: dict[str, Any] | None
+
+
+class AuditPage(BaseModel):
+    """A page of the audit log, newest first."""
+
+    items: list[AuditEventOut]
+    total: int
+    page: int
+    per_page: int
+    next_url: str | None = None

@@ -1,0 +1,140 @@
+"""`GET /metrics`: Prometheus text with per-route-template request metrics, engine evaluations and
+the catalog version read from the database; aggregated across workers under `serve --workers`."""
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+
+import httpx
+import pytest
+from fastapi.testclient import TestClient
+from prometheus_client.parser import text_string_to_metric_families
+
+from app.config import Settings
+from app.main import create_app
+from app.metrics import count_engine_evaluations
+from app.services.catalog import export_document, import_document
+
+
+def sample(text: str, name: str, **labels: str) -> float:
+    """The value of one sample in a Prometheus exposition (0 when absent)."""
+    for family in text_string_to_metric_families(text):
+        for s in family.samples:
+            if s.name == name and all(s.labels.get(k) == v for k, v in labels.items()):
+                return float(s.value)
+    return 0.0
+
+
+@pytest.fixture
+def metrics_client(settings: Settings) -> Iterator[TestClient]:
+    app = create_app(settings)
+
+    @app.get("/api/v1/_test/items/{item}")
+    def item(item: str) -> dict[str, str]:
+        return {"item": item}
+
+    with TestClient(app) as client:
+        yield client
+
+
+def test_requests_are_counted_per_route_template(metrics_client) -> None:  # type: ignore[no-untyped-def]
+    name = "tierline_http_requests_total"
+    labels = {"method": "GET", "route": "/api/v1/_test/items/{item}", "status": "200"}
+    before = sample(metrics_client.get("/metrics").text, name, **labels)
+    for value in ("alpha", "beta", "gamma"):
+        assert metrics_client.get(f"/api/v1/_test/items/{value}").status_code == 200
+    text = metrics_client.get("/metrics").text
+    assert sample(text, name, **labels) == before + 3
+    # Raw paths never become labels: cardinality stays bounded whatever clients send.
+    assert "alpha" not in text and "gamma" not in text
+    count = sample(text, "tierline_http_request_duration_seconds_count",
+                   method="GET", route="/api/v1/_test/items/{item}")
+    assert count >= 3
+
+
+def test_unknown_paths_share_one_label(metrics_client) -> None:  # type: ignore[no-untyped-def]
+    for i in range(3):
+        metrics_client.get(f"/api/v1/random-{i}")
+    text = metrics_client.get("/metrics").text
+    assert "random-" not in text
+    assert sample(text, "tierline_http_requests_total", route="<unmatched>", status="404") >= 3
+
+
+def test_engine_evaluations_are_counted(metrics_client) -> None:  # type: ignore[no-untyped-def]
+    before = sample(metrics_client.get("/metrics").text, "tierline_engine_evaluations_total")
+    count_engine_evaluations(4)
+    after = sample(metrics_client.get("/metrics").text, "tierline_engine_evaluations_total")
+    assert after == before + 4
+
+
+def test_catalog_version_is_read_from_the_database(metrics_client, session) -> None:  # type: ignore[no-untyped-def]
+    from app.services.catalog_version import current_catalog_version
+
+    text = metrics_client.get("/metrics").text
+    assert sample(text, "tierline_database_up") == 1
+    assert sample(text, "tierline_catalog_version") == current_catalog_version(session)
+    # A write made elsewhere (another worker, the CLI) shows at the next scrape.
+    document = export_document(session)
+    build = document["builds"][0]
+    build["notes"] = (build.get("notes") or "") + " (edited for the metrics test)"
+    result = import_document(session, {"builds": [build]}, actor="test")
+    assert result.ok and result.updated
+    text = metrics_client.get("/metrics").text
+    assert sample(text, "tierline_catalog_version") == current_catalog_version(session)
+
+
+def _free_port() -> int:
+    for port in range(8401, 8420):
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError("no free port in 8401-8419")
+
+
+def test_two_workers_report_the_same_aggregated_counts(database_url: str) -> None:
+    """`tierline serve --workers 2`: any worker's scrape covers the requests of both."""
+    port = _free_port()
+    env = {k: v for k, v in os.environ.items() if k != "PROMETHEUS_MULTIPROC_DIR"}
+    env.update(TIERLINE_DATABASE_URL=database_url, TIERLINE_SEED_ON_START="false",
+               TIERLINE_LOG_LEVEL="warning")
+    server = subprocess.Popen(
+        [sys.executable, "-c", "from app.cli import main; main()",
+         "serve", "--no-migrate", "--workers", "2", "--port", str(port)],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.2)
+        else:
+            pytest.fail("server did not start: " + server.stderr.read1().decode()[-2000:])  # type: ignore[union-attr]
+        served = 40
+        # Fresh connections so the kernel spreads them over both workers.
+        for _ in range(served):
+            response = httpx.get(f"{base}/openapi.json", headers={"connection": "close"})
+            assert response.status_code == 200
+        scrapes = [httpx.get(f"{base}/metrics", headers={"connection": "close"}).text
+                   for _ in range(6)]
+        for text in scrapes:
+            counted = sample(text, "tierline_http_requests_total",
+                             method="GET", route="/openapi.json", status="200")
+            assert counted == served, "a scrape saw one worker's counts only"
+    finally:
+        server.send_signal(signal.SIGTERM)
+        try:
+            server.wait(timeout=25)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
