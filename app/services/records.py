@@ -6,7 +6,7 @@ Everything that reads or writes a whole record goes through here.
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from pydantic import BaseModel, ValidationError
 from sqlalchemy import select
@@ -242,7 +242,7 @@ def get_record(session: Session, kind: Kind, slug: str) -> Record | None:
     stmt = select(kind.orm).where(kind.orm.slug == slug)
     if kind is BUILD:
         stmt = stmt.options(selectinload(Build.accelerator))
-    return session.scalar(stmt)
+    return cast("Record | None", session.scalar(stmt))
 
 
 def all_records(session: Session, kind: Kind) -> list[Record]:

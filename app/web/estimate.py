@@ -132,9 +132,11 @@ def request_from_form(raw: dict[str, str]) -> tuple[dict[str, Any] | None, list[
             else:
                 try:
                     config = json.loads(text)
-                except ValueError as exc:
+                except json.JSONDecodeError as exc:
                     errors.append(FieldError("config", f"not valid JSON ({exc.msg}, line "
                                                        f"{exc.lineno})"))
+                except ValueError:  # e.g. numbers too long to convert
+                    errors.append(FieldError("config", "not valid JSON"))
                 else:
                     if isinstance(config, dict):
                         body["model"] = {"name": raw.get("model_name") or "Pasted model",
@@ -143,7 +145,7 @@ def request_from_form(raw: dict[str, str]) -> tuple[dict[str, Any] | None, list[
                         errors.append(FieldError("config", "must be a JSON object"))
     elif "model" in raw:
         body["model"] = raw["model"]
-    workload = {f: raw[f] for f in WORKLOAD_FIELDS if f in raw}
+    workload: dict[str, Any] = {f: raw[f] for f in WORKLOAD_FIELDS if f in raw}
     if "activation_recomputation" in workload:
         workload["activation_recomputation"] = workload["activation_recomputation"] in (
             "true", "on", "1"
