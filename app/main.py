@@ -23,7 +23,7 @@ from app.errors import (
     ServiceUnavailable,
     error_for_status,
 )
-from app.middleware import add_production_middleware
+from app.middleware import add_production_middleware, tune_gc_for_serving
 
 PROBLEM_JSON = "application/problem+json"
 
@@ -75,7 +75,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
 def app_factory() -> FastAPI:
     """Entry point for uvicorn workers (`--factory`): settings from the environment."""
-    return create_app()
+    app = create_app()
+    tune_gc_for_serving()  # worker processes only: see app/middleware.py
+    return app
 
 
 def wants_html(request: Request) -> bool:

@@ -12,6 +12,7 @@ import os
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from prometheus_client import (
     REGISTRY,
@@ -77,11 +78,25 @@ def count_engine_evaluations(n: int = 1) -> None:
         ENGINE_EVALUATIONS.inc(n)
 
 
+# Labelled children by (method, route, status): `labels()` validates and locks on every call,
+# a dict lookup does not. Bounded like the labels themselves (route templates, not raw paths).
+_CHILDREN: dict[tuple[str, str, int], tuple[Any, Any]] = {}
+
+
 def observe_request(method: str, route: str, status: int, duration_s: float) -> None:
     """Record one answered request (called by the request-log middleware)."""
-    method = method if method in KNOWN_METHODS else "OTHER"
-    HTTP_REQUESTS.labels(method, route, str(status)).inc()
-    HTTP_LATENCY.labels(method, route).observe(duration_s)
+    key = (method, route, status)
+    children = _CHILDREN.get(key)
+    if children is None:
+        label = method if method in KNOWN_METHODS else "OTHER"
+        children = (
+            HTTP_REQUESTS.labels(label, route, str(status)),
+            HTTP_LATENCY.labels(label, route),
+        )
+        if len(_CHILDREN) < 10_000:  # unknown methods are many keys for one label
+            _CHILDREN[key] = children
+    children[0].inc()
+    children[1].observe(duration_s)
 
 
 class CatalogCollector(Collector):

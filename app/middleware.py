@@ -2,11 +2,18 @@
 last-resort error handler that answers without details.
 
 Order, outermost first: security headers (so every response carries them, errors included),
-request log + metrics (so the status and duration of every response are recorded), the catch-all
-error handler (inside the two above, unlike Starlette's ServerErrorMiddleware, so even a 500 gets
-the headers and a log line), then the body-size limit, then the application.
+request log + metrics (so the status and duration of every response are recorded), the 405 `Allow`
+fix, the catch-all error handler (inside the above, unlike Starlette's ServerErrorMiddleware, so
+even a 500 gets the headers and a log line), then the body-size limit, then the application.
+
+The first four run as one layer (`EdgeMiddleware`) with one `send` wrapper: every request passes
+through them, so each saved layer, closure and header-list copy counts at thousands of requests
+per second. Header lists are precomputed; log records are only built when the level lets them
+through.
 """
 
+import asyncio
+import gc
 import html
 import json
 import logging
@@ -65,56 +72,6 @@ def _render(scope: Scope, error: DomainError) -> Any:
     from app.main import render_problem  # main imports this module
 
     return render_problem(Request(scope), error)
-
-
-class SecurityHeadersMiddleware:
-    """Adds the security headers to every HTTP response that does not set its own."""
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-
-        async def send_with_headers(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                headers = list(message.get("headers", []))
-                present = {name.lower() for name, _ in headers}
-                headers.extend(h for h in SECURITY_HEADERS if h[0] not in present)
-                message["headers"] = headers
-            await send(message)
-
-        await self.app(scope, receive, send_with_headers)
-
-
-class AllowHeaderMiddleware:
-    """On 405, lists in `Allow` every method the path supports across all routes (RFC 9110).
-
-    The router answers 405 from the first route whose path matched, so a path served by several
-    routes (GET in one router, PUT/PATCH/DELETE in another) would advertise only that route's
-    methods.
-    """
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-
-        async def send_with_allow(message: Message) -> None:
-            if message["type"] == "http.response.start" and message["status"] == 405:
-                methods = allowed_methods(scope["app"], scope["path"]) if "app" in scope else []
-                if methods:
-                    headers = [h for h in message.get("headers", []) if h[0].lower() != b"allow"]
-                    headers.append((b"allow", ", ".join(methods).encode()))
-                    message["headers"] = headers
-            await send(message)
-
-        await self.app(scope, receive, send_with_allow)
 
 
 def allowed_methods(app: Any, path: str) -> list[str]:
@@ -251,54 +208,6 @@ def _request_id(scope: Scope) -> str:
     return uuid.uuid4().hex
 
 
-class RequestLogMiddleware:
-    """One structured log line and the Prometheus request metrics for every HTTP request."""
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        from app.metrics import observe_request
-
-        request_id = _request_id(scope)
-        scope.setdefault("state", {})["request_id"] = request_id
-        start = time.perf_counter()
-        status = 500
-
-        async def send_with_id(message: Message) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = message["status"]
-                headers = list(message.get("headers", []))
-                headers.append((REQUEST_ID_HEADER, request_id.encode()))
-                message["headers"] = headers
-            await send(message)
-
-        try:
-            await self.app(scope, receive, send_with_id)
-        finally:
-            duration = time.perf_counter() - start
-            route = route_template(scope)
-            observe_request(scope["method"], route, status, duration)
-            access_log.info(
-                "request",
-                extra={
-                    "fields": {
-                        "request_id": request_id,
-                        "method": scope["method"],
-                        "path": scope["path"],
-                        "route": route,
-                        "status": status,
-                        "duration_ms": round(duration * 1000, 2),
-                        "client": (scope.get("client") or ("", 0))[0],
-                    }
-                },
-            )
-
-
 # Connection-level database failures: the database is down or unreachable, not a bug.
 _DATABASE_DOWN = (DisconnectionError, PoolTimeoutError)
 
@@ -312,54 +221,139 @@ def database_unreachable(exc: BaseException) -> bool:
     )
 
 
-class CatchAllMiddleware:
-    """Turns any unhandled exception into a 500 without details (logged server-side in full).
+# Security header names, for the check that a response did not set its own (SVG charts do).
+_SECURITY_NAMES = frozenset(name for name, _ in SECURITY_HEADERS)
+_HEAD_OF_RESPONSE = "http.response.start"
+# Admission control. With many more connections than cores, requests that all run at once share
+# the GIL and the cores, so every one of them takes as long as the slowest mix of the others, and
+# each thread-pool hop of a request (dependencies, endpoint, teardown) queues behind newcomers.
+# Letting a few in at a time, in arrival order, gives the same throughput with a far shorter tail:
+# a request waits once, at the door, then runs nearly alone. Metrics scrapes skip the queue so
+# an overloaded worker still reports (health checks queue like any request: their latency is
+# the service's).
+DEFAULT_MAX_CONCURRENT_REQUESTS = 4
+UNGATED_PATHS = frozenset({"/metrics"})
 
-    Database-unreachable errors that escaped the app's handlers (raised while a dependency was
-    being torn down, or by the error-page renderer itself) become 503 with Retry-After.
-    """
 
-    def __init__(self, app: ASGIApp) -> None:
+class EdgeMiddleware:
+    """Security headers, request id, log line and metrics, the 405 `Allow` fix and the catch-all
+    error handler, in that order (outermost first), as one pure ASGI layer."""
+
+    def __init__(
+        self, app: ASGIApp, *, max_concurrent: int = DEFAULT_MAX_CONCURRENT_REQUESTS
+    ) -> None:
         self.app = app
+        self.max_concurrent = max_concurrent
+        self._gate: asyncio.Semaphore | None = None
+        self._gate_loop: asyncio.AbstractEventLoop | None = None
+
+    def _gate_of_loop(self) -> asyncio.Semaphore:
+        # A semaphore belongs to one event loop (a test client may start several in turn).
+        loop = asyncio.get_running_loop()
+        if self._gate is None or self._gate_loop is not loop:
+            self._gate = asyncio.Semaphore(self.max_concurrent)
+            self._gate_loop = loop
+        return self._gate
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        from app.metrics import observe_request
+
+        request_id = _request_id(scope)
+        request_id_header = (REQUEST_ID_HEADER, request_id.encode())
+        state = scope.get("state")
+        if state is None:
+            scope["state"] = state = {}
+        state["request_id"] = request_id
+        start = time.perf_counter()
+        status = 500
         started = False
 
-        async def tracking_send(message: Message) -> None:
-            nonlocal started
-            if message["type"] == "http.response.start":
+        async def edge_send(message: Message) -> None:
+            nonlocal status, started
+            if message["type"] == _HEAD_OF_RESPONSE:
                 started = True
+                status = message["status"]
+                headers = message.get("headers") or []
+                own = [h for h in headers if h[0].lower() in _SECURITY_NAMES]
+                if own:
+                    present = {h[0].lower() for h in own}
+                    extra = [h for h in SECURITY_HEADERS if h[0] not in present]
+                else:
+                    extra = SECURITY_HEADERS  # type: ignore[assignment]
+                if status == 405 and "app" in scope:
+                    methods = allowed_methods(scope["app"], scope["path"])
+                    if methods:
+                        headers = [h for h in headers if h[0].lower() != b"allow"]
+                        headers.append((b"allow", ", ".join(methods).encode()))
+                # A new list: the response's own header list is never changed in place.
+                message["headers"] = [*headers, request_id_header, *extra]
             await send(message)
 
+        gate = None if scope["path"] in UNGATED_PATHS else self._gate_of_loop()
         try:
-            await self.app(scope, receive, tracking_send)
-        except Exception as exc:
-            request_id = scope.get("state", {}).get("request_id")
-            error_log.error(
-                "unhandled error",
-                exc_info=exc,
-                extra={"fields": {"request_id": request_id, "path": scope["path"]}},
-            )
-            if started:  # too late for a clean answer; the server closes the connection
-                raise
-            error: DomainError
-            if database_unreachable(exc):
-                error = ServiceUnavailable(
-                    "the database is unreachable; try again shortly",
-                    headers={"Retry-After": "5"},
-                )
-            else:
-                ref = f" (reference {request_id})" if request_id else ""
-                error = InternalServerError(f"something went wrong on our side{ref}")
             try:
-                response = _render(scope, error)
-            except Exception:  # the error page itself failed: a page that needs nothing
-                error_log.exception("error page failed", extra={"fields": {"path": scope["path"]}})
-                response = _bare_response(scope, error)
-            await response(scope, receive, send)
+                if gate is None:
+                    await self.app(scope, receive, edge_send)
+                else:
+                    async with gate:  # asyncio.Semaphore wakes waiters first come, first served
+                        await self.app(scope, receive, edge_send)
+            except Exception as exc:
+                if started:  # too late for a clean answer; the server closes the connection
+                    _log_unhandled(scope, exc, request_id)
+                    raise
+                await _answer_unhandled(scope, receive, edge_send, exc, request_id)
+        finally:
+            duration = time.perf_counter() - start
+            route = route_template(scope)
+            observe_request(scope["method"], route, status, duration)
+            if access_log.isEnabledFor(logging.INFO):
+                access_log.info(
+                    "request",
+                    extra={
+                        "fields": {
+                            "request_id": request_id,
+                            "method": scope["method"],
+                            "path": scope["path"],
+                            "route": route,
+                            "status": status,
+                            "duration_ms": round(duration * 1000, 2),
+                            "client": (scope.get("client") or ("", 0))[0],
+                        }
+                    },
+                )
+
+
+def _log_unhandled(scope: Scope, exc: BaseException, request_id: str | None) -> None:
+    error_log.error(
+        "unhandled error",
+        exc_info=exc,
+        extra={"fields": {"request_id": request_id, "path": scope["path"]}},
+    )
+
+
+async def _answer_unhandled(
+    scope: Scope, receive: Receive, send: Send, exc: Exception, request_id: str | None
+) -> None:
+    """A 500 without details (a 503 when the database is unreachable), logged in full."""
+    _log_unhandled(scope, exc, request_id)
+    error: DomainError
+    if database_unreachable(exc):
+        error = ServiceUnavailable(
+            "the database is unreachable; try again shortly",
+            headers={"Retry-After": "5"},
+        )
+    else:
+        ref = f" (reference {request_id})" if request_id else ""
+        error = InternalServerError(f"something went wrong on our side{ref}")
+    try:
+        response = _render(scope, error)
+    except Exception:  # the error page itself failed: a page that needs nothing
+        error_log.exception("error page failed", extra={"fields": {"path": scope["path"]}})
+        response = _bare_response(scope, error)
+    await response(scope, receive, send)
 
 
 def _bare_response(scope: Scope, error: DomainError) -> Response:
@@ -400,6 +394,27 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(entry, default=str)
 
 
+# Young-generation size for the garbage collector of a serving process (Python's default: 700).
+# A page allocates thousands of container objects, so the default runs a collection several
+# times per request and promotes enough to trigger full collections every few dozen requests.
+GC_YOUNG_THRESHOLD = 20_000
+
+
+def tune_gc_for_serving() -> None:
+    """For a worker process about to serve: freeze what is already allocated and collect less
+    often. Called by the uvicorn entry point (app.main.app_factory), not by tests.
+
+    Modules, routes, schemas and matplotlib live as long as the process, yet every full
+    collection walks all of them again (~200k objects: 100-400 ms with the GIL held, a stalled
+    worker under load). gc.freeze() moves them out of the collector's sight; a larger young
+    generation makes full collections rarer. Cycles are still collected, just in larger batches.
+    """
+    gc.collect()
+    gc.freeze()
+    _, middle, old = gc.get_threshold()
+    gc.set_threshold(GC_YOUNG_THRESHOLD, middle, old)
+
+
 def configure_logging(level: str) -> None:
     """Send the `tierline` loggers to stderr as JSON lines (once per process)."""
     logger = logging.getLogger("tierline")
@@ -419,7 +434,4 @@ def add_production_middleware(app: FastAPI, settings: Settings) -> None:
         max_body_bytes=settings.max_body_bytes,
         max_import_bytes=settings.max_import_bytes,
     )
-    app.add_middleware(CatchAllMiddleware)
-    app.add_middleware(AllowHeaderMiddleware)
-    app.add_middleware(RequestLogMiddleware)
-    app.add_middleware(SecurityHeadersMiddleware)
+    app.add_middleware(EdgeMiddleware, max_concurrent=settings.max_concurrent_requests)

@@ -7,6 +7,11 @@ is in the final export. Targets on a 2-core machine: 0 errors, p99 < 250 ms, no 
 Load generator: wrk (C, event-driven; installed with apt-get when missing). A Python generator
 would compete with the two workers for the same two cores and measure itself as much as the app.
 
+The floor: after the mix, the same wrk settings against GET /healthz (one small query, a tiny JSON
+body, the whole middleware stack) on the same server. It is what this machine, with wrk and
+PostgreSQL on the same cores, gives for the cheapest request the app can answer; the mix cannot
+do better. The load average is printed with the figures: other work on the machine moves them.
+
     python benchmarks/load.py [--duration 30] [--connections 64] [--port 8401]
     TIERLINE_LOAD_POSTGRES_URL=postgresql+psycopg://postgres@127.0.0.1:5432/postgres (default)
 """
@@ -234,6 +239,8 @@ def main() -> int:
     parser.add_argument("--port", type=int, default=None)
     parser.add_argument("--no-writer", action="store_true",
                         help="read-only load (to compare against the run with the admin writer)")
+    parser.add_argument("--floor-duration", type=int, default=10,
+                        help="seconds of GET /healthz at the same connections (0: skip)")
     args = parser.parse_args()
     base_url = os.environ.get("TIERLINE_LOAD_POSTGRES_URL",
                               "postgresql+psycopg://postgres@127.0.0.1:5432/postgres")
@@ -283,8 +290,17 @@ def main() -> int:
         stop.set()
         if writer:
             writer.join(timeout=15)
+        load_after = os.getloadavg()
         os.unlink(script)
         figures = parse_wrk(result.stdout)
+        floor = None
+        if args.floor_duration > 0:
+            floor_run = subprocess.run(
+                [wrk, "-t2", f"-c{args.connections}", f"-d{args.floor_duration}s", "--latency",
+                 "--timeout", "5s", f"{base}/healthz"],
+                capture_output=True, text=True,
+            )
+            floor = parse_wrk(floor_run.stdout)
         errors = int(figures["non_2xx"] + figures["socket_errors"])
 
         lost: list[str] = []
@@ -303,6 +319,11 @@ def main() -> int:
             print(f"  admin edits     accepted {writer.counts['accepted']}, refused (409/412) "
                   f"{writer.counts['refused']}, failed {writer.counts['errors']}; "
                   f"lost {len(lost)} (target 0)")
+        if floor is not None:
+            print(f"  floor           GET /healthz at the same load: {floor['rps']:.1f} req/s, "
+                  f"p50 {floor['p50_ms']:.1f} ms, p99 {floor['p99_ms']:.1f} ms")
+        print(f"  load average    {load_after[0]:.2f} / {load_after[1]:.2f} / {load_after[2]:.2f} "
+              f"(1/5/15 min, {os.cpu_count()} cores; includes this run)")
         ok = errors == 0 and figures["p99_ms"] < TARGET_P99_MS and not lost
         if writer:
             ok = ok and writer.counts["errors"] == 0

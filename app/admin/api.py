@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Body, Depends, Header, Path, Query, Request
 from fastapi.responses import JSONResponse, Response
+from starlette.convertors import StringConvertor, register_url_convertor
 
 from app.admin.documents import parse_document, read_bounded_body
 from app.admin.schemas import (
@@ -22,6 +23,7 @@ from app.admin.schemas import (
 from app.deps import AdminDep, SessionDep, require_admin
 from app.errors import NotFound
 from app.models import AuditEvent
+from app.schemas.model_profile import RESERVED_MODEL_SLUGS
 from app.services.admin_records import (
     WriteResult,
     delete_record,
@@ -35,7 +37,7 @@ from app.services.admin_records import (
 )
 from app.services.audit import get_event, list_events
 from app.services.catalog import import_document
-from app.services.records import KINDS, Kind
+from app.services.records import KINDS, MODEL, Kind
 
 PROBLEM_JSON = "application/problem+json"
 NO_STORE = {"Cache-Control": "no-store"}
@@ -73,6 +75,13 @@ def _problem(description: str) -> dict[str, Any]:
     return {"description": description, "content": {PROBLEM_JSON: {"schema": PROBLEM_SCHEMA}}}
 
 
+# Routes that read a JSON body: an undecodable one is 400, one past max_body_bytes is 413.
+BODY_ERRORS: dict[int | str, dict[str, Any]] = {
+    400: _problem("the body is not decodable JSON"),
+    413: _problem("the body exceeds max_body_bytes"),
+}
+
+
 router = APIRouter(
     prefix="/api/v1/admin",
     tags=["admin"],
@@ -96,6 +105,24 @@ IfNoneMatch = Annotated[
     str | None, Header(description="`*` to create only (412 if the record exists)")
 ]
 SlugPath = Annotated[str, Path(max_length=200, description="the record's slug")]
+ModelSlugPath = Annotated[
+    str,
+    Path(
+        max_length=200,
+        description="the model's slug (never `from-config`: that segment is its own route)",
+        json_schema_extra={"not": {"enum": list(RESERVED_MODEL_SLUGS)}},
+    ),
+]
+
+
+class _ModelSlugConvertor(StringConvertor):
+    """A path segment other than a reserved one, so /models/from-config is only the POST route:
+    the router then answers 405 with `Allow: POST` there instead of treating it as a slug."""
+
+    regex = "(?!(?:" + "|".join(RESERVED_MODEL_SLUGS) + ")$)[^/]+"
+
+
+register_url_convertor("tierline_model_slug", _ModelSlugConvertor())
 
 
 def _record_response(result: WriteResult, *, status_code: int = 200) -> Response:
@@ -111,9 +138,13 @@ def _record_response(result: WriteResult, *, status_code: int = 200) -> Response
 def _add_record_routes(kind: Kind) -> None:
     shape = ADMIN_SHAPES[kind.name]
     path = f"/{kind.key}/{{slug}}"
+    slug_path: Any = SlugPath
+    if kind is MODEL:
+        path = f"/{kind.key}/{{slug:tierline_model_slug}}"
+        slug_path = ModelSlugPath
     public = f"GET /api/v1/{kind.key}/{{slug}}"
 
-    def read_one(slug: SlugPath, session: SessionDep) -> Response:
+    def read_one(slug: slug_path, session: SessionDep) -> Response:
         record = read_record(session, kind, slug)
         return JSONResponse(
             record_with_version(record),
@@ -121,7 +152,7 @@ def _add_record_routes(kind: Kind) -> None:
         )
 
     def put_one(
-        slug: SlugPath,
+        slug: slug_path,
         body: Annotated[dict[str, Any], Body(description=f"the record, as {public} answers it")],
         session: SessionDep,
         actor: AdminDep,
@@ -129,13 +160,17 @@ def _add_record_routes(kind: Kind) -> None:
         if_none_match: IfNoneMatch = None,
     ) -> Response:
         result = put_record(
-            session, kind, slug, body, actor=actor,
+            session,
+            kind,
+            slug,
+            body,
+            actor=actor,
             preconditions=parse_preconditions(if_match, if_none_match),
         )
         return _record_response(result, status_code=201 if result.created else 200)
 
     def patch_one(
-        slug: SlugPath,
+        slug: slug_path,
         body: Annotated[
             dict[str, Any], Body(description="JSON merge patch (RFC 7396): null removes a field")
         ],
@@ -144,13 +179,17 @@ def _add_record_routes(kind: Kind) -> None:
         if_match: IfMatch = None,
     ) -> Response:
         result = patch_record(
-            session, kind, slug, body, actor=actor,
+            session,
+            kind,
+            slug,
+            body,
+            actor=actor,
             preconditions=parse_preconditions(if_match, None),
         )
         return _record_response(result)
 
     def delete_one(
-        slug: SlugPath, session: SessionDep, actor: AdminDep, if_match: IfMatch = None
+        slug: slug_path, session: SessionDep, actor: AdminDep, if_match: IfMatch = None
     ) -> Response:
         result = delete_record(
             session, kind, slug, actor=actor, preconditions=parse_preconditions(if_match, None)
@@ -164,34 +203,59 @@ def _add_record_routes(kind: Kind) -> None:
         422: _problem("invalid record; `errors` names each field and the reason"),
         428: _problem("If-Match is required to change an existing record"),
     }
+    reserved: dict[int | str, dict[str, Any]] = {}
+    if kind is MODEL:
+        reserved[405] = _problem(
+            "the slug is reserved: /models/from-config is the POST-only from-config route"
+        )
     router.add_api_route(
-        path, read_one, methods=["GET"], response_model=shape,
-        operation_id=f"admin_get_{kind.name}", summary=f"Read one {kind.name} with its ETag",
+        path,
+        read_one,
+        methods=["GET"],
+        response_model=shape,
+        operation_id=f"admin_get_{kind.name}",
+        summary=f"Read one {kind.name} with its ETag",
         description=f"The {kind.name} in document shape plus `version`; `ETag` is that version.",
-        responses={404: errors[404]},
+        responses={404: errors[404], **reserved},
     )
     router.add_api_route(
-        path, put_one, methods=["PUT"], response_model=shape,
-        operation_id=f"admin_put_{kind.name}", summary=f"Create or replace one {kind.name}",
+        path,
+        put_one,
+        methods=["PUT"],
+        response_model=shape,
+        operation_id=f"admin_put_{kind.name}",
+        summary=f"Create or replace one {kind.name}",
         description=(
             f"Creates the {kind.name} (201; send no If-Match, or `If-None-Match: *`) or replaces "
             f"it (200; `If-Match` required). The body may be exactly what {public} answers: "
             "derived, read-only fields are ignored. A slug in the body must match the URL."
         ),
-        responses={201: {"description": "created"},
-                   **{code: doc for code, doc in errors.items() if code != 404}},
+        responses={
+            201: {"description": "created"},
+            **BODY_ERRORS,
+            **reserved,
+            **{code: doc for code, doc in errors.items() if code != 404},
+        },
     )
     router.add_api_route(
-        path, patch_one, methods=["PATCH"], response_model=shape,
-        operation_id=f"admin_patch_{kind.name}", summary=f"Change fields of one {kind.name}",
+        path,
+        patch_one,
+        methods=["PATCH"],
+        response_model=shape,
+        operation_id=f"admin_patch_{kind.name}",
+        summary=f"Change fields of one {kind.name}",
         description="Merges the patch into the record, then validates the whole record.",
-        responses=errors,
+        responses={**BODY_ERRORS, **errors, **reserved},
     )
     router.add_api_route(
-        path, delete_one, methods=["DELETE"], status_code=204,
-        operation_id=f"admin_delete_{kind.name}", summary=f"Delete one {kind.name}",
+        path,
+        delete_one,
+        methods=["DELETE"],
+        status_code=204,
+        operation_id=f"admin_delete_{kind.name}",
+        summary=f"Delete one {kind.name}",
         description="The record leaves the catalog; its audit entry keeps it for a restore.",
-        responses=errors,
+        responses={**errors, **reserved},
     )
 
 
@@ -203,6 +267,7 @@ def _add_record_routes(kind: Kind) -> None:
     operation_id="admin_model_from_config",
     summary="Create a model profile from a Hugging Face config.json",
     responses={
+        **BODY_ERRORS,
         409: _problem("a model with this slug exists (PUT replaces it)"),
         422: _problem("invalid config or fields"),
     },
@@ -232,8 +297,10 @@ async def import_document_body(request: Request) -> Any:
 
 _DOCUMENT_SCHEMA = {
     "type": "object",
-    "properties": {key: {"type": "array", "items": {"type": "object"}}
-                   for key in ("accelerators", "builds", "models")},
+    "properties": {
+        key: {"type": "array", "items": {"type": "object"}}
+        for key in ("accelerators", "builds", "models")
+    },
     "additionalProperties": False,
 }
 
@@ -255,8 +322,10 @@ _DOCUMENT_SCHEMA = {
     responses={
         413: _problem("the document exceeds max_import_bytes"),
         415: _problem("neither JSON nor YAML"),
-        422: _problem("invalid document: `errors` names each record and field, and "
-                      "`created`/`updated`/`unchanged` are empty; nothing was written"),
+        422: _problem(
+            "invalid document: `errors` names each record and field, and "
+            "`created`/`updated`/`unchanged` are empty; nothing was written"
+        ),
     },
 )
 def import_catalog(

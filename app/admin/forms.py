@@ -6,6 +6,7 @@ goes through the same `validate_record` as the API, and each field error lands n
 """
 
 import json
+import re
 import types
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -20,6 +21,7 @@ from app.services.records import Kind
 # Derived or identity fields that the form does not edit.
 SKIPPED = {"tier"}
 TEXTAREAS = {"notes"}
+INTEGER_TEXT = re.compile(r"[+-]?[0-9]+")
 
 
 @dataclass(frozen=True)
@@ -191,8 +193,27 @@ def record_from_form(
             except (ValueError, RecursionError) as exc:
                 errors.append(FieldError(f.name, f"not valid JSON: {exc}"))
                 continue
+        elif f.widget in ("integer", "number"):
+            # The schemas take numbers strictly (as the JSON API does), so the form's text is
+            # turned into one here; what is not a number is reported against its input.
+            number = _number(text, integer=f.widget == "integer")
+            if number is None:
+                kind = "a whole number" if f.widget == "integer" else "a number"
+                errors.append(FieldError(f.name, f"must be {kind}"))
+                continue
+            parsed = number
         _assign(raw, f.name, parsed)
     return raw, submitted, errors
+
+
+def _number(text: str, *, integer: bool) -> int | float | None:
+    """A form's number as int or float (a whole float such as "2.0" stays a float), or None."""
+    if integer:
+        return int(text) if INTEGER_TEXT.fullmatch(text) else None
+    try:
+        return int(text) if INTEGER_TEXT.fullmatch(text) else float(text)
+    except ValueError:
+        return None
 
 
 def _assign(target: dict[str, Any], dotted: str, value: Any) -> None:

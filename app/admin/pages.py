@@ -53,8 +53,7 @@ FormDep = Annotated[FormData, Depends(verified_form)]
 AUDIT_PAGE_SIZE = 50
 
 public = APIRouter(prefix="/admin", include_in_schema=False)
-pages = APIRouter(prefix="/admin", include_in_schema=False,
-                  dependencies=[Depends(require_admin)])
+pages = APIRouter(prefix="/admin", include_in_schema=False, dependencies=[Depends(require_admin)])
 
 
 def _page(
@@ -70,8 +69,15 @@ def _page(
     ctx = {"csrf_token": csrf_token(request), "actor": actor, "kinds": KINDS, **context}
     # The JSON twins under /api/v1/admin take a Bearer token, not this cookie: named on the
     # page as text (api_url), not linked as rel=alternate.
-    return render(request, session, template, ctx, json_url=None, status_code=status_code,
-                  headers={"Cache-Control": "no-store", **(headers or {})})
+    return render(
+        request,
+        session,
+        template,
+        ctx,
+        json_url=None,
+        status_code=status_code,
+        headers={"Cache-Control": "no-store", **(headers or {})},
+    )
 
 
 def _redirect(url: str) -> RedirectResponse:
@@ -112,11 +118,21 @@ def login(request: Request, session: SessionDep, settings: SettingsDep, form: Fo
     next_url = _safe_next(_text(form, "next"))
     client = request.client.host if request.client else "unknown"
     try:
-        token = sign_in(session, token=_text(form, "token").strip(), client_key=f"ip:{client}",
-                        attempts_per_minute=settings.login_attempts_per_minute)
+        token = sign_in(
+            session,
+            token=_text(form, "token").strip(),
+            client_key=f"ip:{client}",
+            attempts_per_minute=settings.login_attempts_per_minute,
+        )
     except (Unauthorized, TooManyRequests) as exc:
-        return _page(request, session, "admin/login.html", {"next": next_url, "error": exc.detail},
-                     status_code=exc.status_code, headers=exc.headers)
+        return _page(
+            request,
+            session,
+            "admin/login.html",
+            {"next": next_url, "error": exc.detail},
+            status_code=exc.status_code,
+            headers=exc.headers,
+        )
     # A fresh session (and CSRF token) on sign-in, so nothing planted before it carries over.
     request.session.clear()
     request.session[ADMIN_SESSION_KEY] = token.id
@@ -139,8 +155,9 @@ def dashboard(request: Request, session: SessionDep, actor: AdminDep) -> Respons
     """Counts per kind and the latest changes."""
     counts = {kind.key: len(all_records(session, kind)) for kind in KINDS}
     events, _ = list_events(session, page=1, per_page=10)
-    return _page(request, session, "admin/index.html", {"counts": counts, "events": events},
-                 actor=actor)
+    return _page(
+        request, session, "admin/index.html", {"counts": counts, "events": events}, actor=actor
+    )
 
 
 @pages.get("/import")
@@ -150,27 +167,37 @@ def import_form(request: Request, session: SessionDep, actor: AdminDep) -> Respo
 
 
 @pages.post("/import")
-def import_post(
-    request: Request, session: SessionDep, actor: AdminDep, form: FormDep
-) -> Response:
+def import_post(request: Request, session: SessionDep, actor: AdminDep, form: FormDep) -> Response:
     """Preview (a dry run, field by field) or apply an import document."""
     upload = form.get("file")
     try:
         if isinstance(upload, UploadFile) and upload.filename:
             name = upload.filename.lower()
-            media = ("application/json" if name.endswith(".json")
-                     else "application/yaml" if name.endswith((".yaml", ".yml")) else None)
+            media = (
+                "application/json"
+                if name.endswith(".json")
+                else "application/yaml"
+                if name.endswith((".yaml", ".yml"))
+                else None
+            )
             document = parse_document(upload.file.read(), media)
         else:
             text = _text(form, "text")
             if not text.strip():
-                raise InvalidInput("choose a file or paste a document",
-                                   errors=[FieldError("file", "no document given")])
+                raise InvalidInput(
+                    "choose a file or paste a document",
+                    errors=[FieldError("file", "no document given")],
+                )
             document = parse_document(text, None)
     except DomainError as exc:
-        return _page(request, session, "admin/import.html",
-                     {"stage": "upload", "problem": exc}, actor=actor,
-                     status_code=exc.status_code)
+        return _page(
+            request,
+            session,
+            "admin/import.html",
+            {"stage": "upload", "problem": exc},
+            actor=actor,
+            status_code=exc.status_code,
+        )
 
     apply = _text(form, "action") == "apply"
     seen_version = _text(form, "catalog_version")
@@ -208,32 +235,50 @@ def audit_log(
     page: Annotated[int, Query(ge=1, le=1_000_000)] = 1,
 ) -> Response:
     """The audit log, newest first, filtered by kind, slug and action."""
-    events, total = list_events(session, kind=kind or None, slug=slug or None,
-                                action=action or None, page=page, per_page=AUDIT_PAGE_SIZE)
+    events, total = list_events(
+        session,
+        kind=kind or None,
+        slug=slug or None,
+        action=action or None,
+        page=page,
+        per_page=AUDIT_PAGE_SIZE,
+    )
     filters = {"kind": kind, "slug": slug, "action": action}
     query = {k: v for k, v in filters.items() if v}
     pages_total = max(1, -(-total // AUDIT_PAGE_SIZE))
     json_url = "/api/v1/admin/audit" + (f"?{urlencode(query)}" if query else "")
     links = {
         "prev": f"/admin/audit?{urlencode({**query, 'page': page - 1})}" if page > 1 else None,
-        "next": (f"/admin/audit?{urlencode({**query, 'page': page + 1})}"
-                 if page < pages_total else None),
+        "next": (
+            f"/admin/audit?{urlencode({**query, 'page': page + 1})}" if page < pages_total else None
+        ),
     }
-    return _page(request, session, "admin/audit.html",
-                 {"events": events, "total": total, "page": page, "pages_total": pages_total,
-                  "filters": filters, "links": links, "api_url": json_url}, actor=actor)
+    return _page(
+        request,
+        session,
+        "admin/audit.html",
+        {
+            "events": events,
+            "total": total,
+            "page": page,
+            "pages_total": pages_total,
+            "filters": filters,
+            "links": links,
+            "api_url": json_url,
+        },
+        actor=actor,
+    )
 
 
 @pages.get("/audit/{event_id}")
-def audit_event(
-    request: Request, session: SessionDep, actor: AdminDep, event_id: int
-) -> Response:
+def audit_event(request: Request, session: SessionDep, actor: AdminDep, event_id: int) -> Response:
     """One change: the record before and after; a deleted record can be restored from here."""
     return _event_page(request, session, actor, event_id)
 
 
-def _event_page(request: Request, session: Any, actor: str, event_id: int,
-                problem: DomainError | None = None) -> Response:
+def _event_page(
+    request: Request, session: Any, actor: str, event_id: int, problem: DomainError | None = None
+) -> Response:
     event = get_event(session, event_id) if 0 < event_id < 2**31 else None
     if event is None:
         raise NotFound(f"no audit event {event_id}")
@@ -241,14 +286,24 @@ def _event_page(request: Request, session: Any, actor: str, event_id: int,
     exists = kind is not None and get_record(session, kind, event.slug) is not None
     before, after = event.before or {}, event.after or {}
     changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
-    return _page(request, session, "admin/audit_event.html", {
-        "event": event, "kind": kind, "exists": exists, "changed": changed,
-        "before_json": json.dumps(event.before, indent=2, ensure_ascii=False),
-        "after_json": json.dumps(event.after, indent=2, ensure_ascii=False),
-        "can_restore": event.action == "delete" and not exists,
-        "problem": problem,
-        "api_url": f"/api/v1/admin/audit/{event.id}",
-    }, actor=actor, status_code=problem.status_code if problem else 200)
+    return _page(
+        request,
+        session,
+        "admin/audit_event.html",
+        {
+            "event": event,
+            "kind": kind,
+            "exists": exists,
+            "changed": changed,
+            "before_json": json.dumps(event.before, indent=2, ensure_ascii=False),
+            "after_json": json.dumps(event.after, indent=2, ensure_ascii=False),
+            "can_restore": event.action == "delete" and not exists,
+            "problem": problem,
+            "api_url": f"/api/v1/admin/audit/{event.id}",
+        },
+        actor=actor,
+        status_code=problem.status_code if problem else 200,
+    )
 
 
 @pages.post("/audit/{event_id}/restore")
@@ -268,8 +323,13 @@ def audit_restore(
 def record_list(request: Request, session: SessionDep, actor: AdminDep, key: str) -> Response:
     """Every record of a kind, with links to edit each."""
     kind = _kind(key)
-    return _page(request, session, "admin/list.html",
-                 {"kind": kind, "records": all_records(session, kind)}, actor=actor)
+    return _page(
+        request,
+        session,
+        "admin/list.html",
+        {"kind": kind, "records": all_records(session, kind)},
+        actor=actor,
+    )
 
 
 # ---- create and edit -------------------------------------------------------------------------
@@ -298,12 +358,19 @@ def create_record(
         bound.add_errors(errors or [FieldError("slug", "Field required")])
         return _form_page(request, session, actor, kind, bound, record=None, status_code=422)
     try:
-        put_record(session, kind, slug, raw, actor=actor,
-                   preconditions=Preconditions(if_none_match_any=True))
+        put_record(
+            session,
+            kind,
+            slug,
+            raw,
+            actor=actor,
+            preconditions=Preconditions(if_none_match_any=True),
+        )
     except (InvalidInput, Conflict) as exc:
         bound.add_errors(exc.errors or [FieldError("(record)", exc.detail)])
-        return _form_page(request, session, actor, kind, bound, record=None,
-                          status_code=exc.status_code)
+        return _form_page(
+            request, session, actor, kind, bound, record=None, status_code=exc.status_code
+        )
     except PreconditionFailed:
         bound.add_errors([FieldError("slug", f"a {kind.name} '{slug}' already exists")])
         return _form_page(request, session, actor, kind, bound, record=None, status_code=409)
@@ -320,8 +387,11 @@ def edit_form(
     fields = kind_fields(kind, with_slug=False)
     bound = BoundForm(fields, display_values(fields, record_document(record)))
     notices = []
-    for flag, message in (("saved", "Saved."), ("created", "Created."),
-                          ("restored", "Restored from the audit log.")):
+    for flag, message in (
+        ("saved", "Saved."),
+        ("created", "Created."),
+        ("restored", "Restored from the audit log."),
+    ):
         if request.query_params.get(flag):
             notices.append(Notice(f"{message} This is version {record.version}.", level="info"))
     return _form_page(request, session, actor, kind, bound, record=record, notices=notices)
@@ -342,22 +412,31 @@ def save_record(
         return _form_page(request, session, actor, kind, bound, record=record, status_code=422)
     version = _text(form, "version")
     try:
-        put_record(session, kind, slug, raw, actor=actor,
-                   preconditions=Preconditions(if_match=frozenset({version})))
+        put_record(
+            session,
+            kind,
+            slug,
+            raw,
+            actor=actor,
+            preconditions=Preconditions(if_match=frozenset({version})),
+        )
     except PreconditionFailed:
         session.rollback()
         current = read_record(session, kind, slug)
         notice = Notice(
             f"Someone changed this {kind.name} after you opened the form (it is now version "
             f"{current.version}; see its history below). Your entries are kept: saving again "
-            "replaces their change with yours.")
-        return _form_page(request, session, actor, kind, bound, record=current,
-                          notices=[notice], status_code=412)
+            "replaces their change with yours."
+        )
+        return _form_page(
+            request, session, actor, kind, bound, record=current, notices=[notice], status_code=412
+        )
     except (InvalidInput, Conflict) as exc:
         session.rollback()
         bound.add_errors(exc.errors or [FieldError("(record)", exc.detail)])
-        return _form_page(request, session, actor, kind, bound, record=record,
-                          status_code=exc.status_code)
+        return _form_page(
+            request, session, actor, kind, bound, record=record, status_code=exc.status_code
+        )
     return _redirect(f"/admin/{kind.key}/{slug}?saved=1")
 
 
@@ -368,15 +447,28 @@ def delete_page(
     """Delete the record (it stays in the audit log, from which it can be restored)."""
     kind = _kind(key)
     try:
-        delete_record(session, kind, slug, actor=actor,
-                      preconditions=Preconditions(if_match=frozenset({_text(form, "version")})))
+        delete_record(
+            session,
+            kind,
+            slug,
+            actor=actor,
+            preconditions=Preconditions(if_match=frozenset({_text(form, "version")})),
+        )
     except (PreconditionFailed, Conflict) as exc:
         session.rollback()
         record = read_record(session, kind, slug)
         fields = kind_fields(kind, with_slug=False)
         bound = BoundForm(fields, display_values(fields, record_document(record)))
-        return _form_page(request, session, actor, kind, bound, record=record,
-                          notices=[Notice(exc.detail)], status_code=exc.status_code)
+        return _form_page(
+            request,
+            session,
+            actor,
+            kind,
+            bound,
+            record=record,
+            notices=[Notice(exc.detail)],
+            status_code=exc.status_code,
+        )
     return _redirect(f"/admin/audit?{urlencode({'kind': kind.name, 'slug': slug})}")
 
 
@@ -394,11 +486,18 @@ def _form_page(
     history: list[Any] = []
     if record is not None:
         history, _ = list_events(session, kind=kind.name, slug=record.slug, per_page=20)
-    return _page(request, session, "admin/edit.html", {
-        "kind": kind,
-        "record": record,
-        "form": bound,
-        "history": history,
-        "notices": notices or [],
-        "api_url": f"/api/v1/admin/{kind.key}/{record.slug}" if record is not None else None,
-    }, actor=actor, status_code=status_code)
+    return _page(
+        request,
+        session,
+        "admin/edit.html",
+        {
+            "kind": kind,
+            "record": record,
+            "form": bound,
+            "history": history,
+            "notices": notices or [],
+            "api_url": f"/api/v1/admin/{kind.key}/{record.slug}" if record is not None else None,
+        },
+        actor=actor,
+        status_code=status_code,
+    )

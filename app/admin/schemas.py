@@ -1,14 +1,14 @@
 """Request and response shapes of the admin JSON API."""
 
-from datetime import datetime
-from typing import Any
+from datetime import UTC, datetime
+from typing import Annotated, Any
 
-from pydantic import BaseModel, Field
+from pydantic import AfterValidator, BaseModel, Field
 
 from app.schemas.accelerator import AcceleratorIn
 from app.schemas.build import BuildIn, Tier
-from app.schemas.common import AsOf, Name, Notes, ShortText, Slug, SourceUrl, StrictModel
-from app.schemas.model_profile import MAX_PARAMS, ModelIn
+from app.schemas.common import AsOf, Name, Notes, ShortText, SourceUrl, StrictModel
+from app.schemas.model_profile import MAX_PARAMS, ModelIn, ModelSlug
 
 
 class AcceleratorAdmin(AcceleratorIn):
@@ -33,21 +33,21 @@ class ModelAdmin(ModelIn):
 class ModelFromConfig(StrictModel):
     """A Hugging Face config.json and what it does not say; missing counts are computed."""
 
-    slug: Slug
+    slug: ModelSlug
     name: Name
     config: dict[str, Any] = Field(description="the model's config.json, as published")
     source_url: SourceUrl
     as_of: AsOf | None = Field(default=None, description="defaults to today")
     params_total: int | None = Field(
-        default=None, gt=0, le=MAX_PARAMS,
+        default=None, strict=True, gt=0, le=MAX_PARAMS,
         description="published total parameters; omitted: the engine's count, marked estimated",
     )
     params_active: int | None = Field(
-        default=None, gt=0, le=MAX_PARAMS,
+        default=None, strict=True, gt=0, le=MAX_PARAMS,
         description="published active parameters; omitted: the engine's count, marked estimated",
     )
     max_context_tokens: int | None = Field(
-        default=None, ge=1, le=100_000_000,
+        default=None, strict=True, ge=1, le=100_000_000,
         description="defaults to the config's max_position_embeddings",
     )
     organization: ShortText = ""
@@ -81,11 +81,17 @@ class ImportResultOut(BaseModel):
     errors: list[ImportErrorOut]
 
 
+def _utc(value: datetime) -> datetime:
+    # OpenAPI promises an RFC 3339 date-time, which needs a zone: SQLite gives the stored UTC
+    # time back without one, PostgreSQL gives it in the session's zone.
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
 class AuditEventOut(BaseModel):
     """One change: who (token name), when, what, and the record before and after."""
 
     id: int
-    at: datetime
+    at: Annotated[datetime, AfterValidator(_utc)] = Field(description="when, in UTC")
     actor: str
     action: str
     kind: str

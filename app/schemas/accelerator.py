@@ -61,7 +61,7 @@ class AcceleratorIn(PricedRecord):
     int8_tops: PositiveMeasure | None = None
     fp4_tflops: PositiveMeasure | None = None
     tdp_w: PositiveMeasure | None = None
-    launch_year: int | None = Field(default=None, ge=1990, le=2100)
+    launch_year: int | None = Field(default=None, strict=True, ge=1990, le=2100)
     host_interface: ShortText | None = None
     estimated: list[ShortText] = Field(default_factory=list, max_length=40)
     notes: Notes = ""

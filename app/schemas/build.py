@@ -21,7 +21,7 @@ from app.schemas.common import (
 Tier = Literal["desktop", "dgx", "cluster"]
 IntraNodeKind = Literal["pcie", "nvlink", "nvswitch", "infinity_fabric", "unified", "none"]
 InterNodeKind = Literal["infiniband", "ethernet", "none"]
-Latency = Field(default=None, ge=0, le=1e6, allow_inf_nan=False)
+Latency = Field(default=None, strict=True, ge=0, le=1e6, allow_inf_nan=False)
 
 
 class IntraNodeLinkIn(StrictModel):
@@ -52,10 +52,12 @@ class BuildIn(PricedRecord):
     )
     nodes: SmallCount = 1
     accelerator: Slug = Field(description="slug of the accelerator")
-    accelerators_per_node: int = Field(ge=1, le=1024)
+    accelerators_per_node: int = Field(strict=True, ge=1, le=1024)
     intra_node_link: IntraNodeLinkIn
     inter_node_link: InterNodeLinkIn = Field(default_factory=InterNodeLinkIn)
-    scale_up_domain_accelerators: int | None = Field(default=None, ge=1, le=1_000_000)
+    scale_up_domain_accelerators: int | None = Field(
+        default=None, strict=True, ge=1, le=1_000_000
+    )
     host_memory_gb: NonNegativeMeasure | None = None
     power_w: PositiveMeasure | None = None
     failover: ShortText = "none"

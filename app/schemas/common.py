@@ -4,7 +4,14 @@ import math
 from datetime import date
 from typing import Annotated, Any, Generic, TypeVar
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StringConstraints,
+)
 from pydantic_core import PydanticCustomError
 
 from app.models._mixins import (
@@ -97,12 +104,25 @@ SourceUrl = Annotated[
     AfterValidator(_no_nul),
     AfterValidator(_http_url),
 ]
-AsOf = Annotated[date, Field(ge=date(1990, 1, 1), le=date(2100, 1, 1))]
 
+
+def _date_not_number(value: Any) -> Any:
+    # Lax dates also take Unix timestamps; the contract says an ISO date string (or a YAML date).
+    if isinstance(value, bool | int | float):
+        raise PydanticCustomError("date_type", "Input should be an ISO date string (YYYY-MM-DD)")
+    return value
+
+
+AsOf = Annotated[
+    date, BeforeValidator(_date_not_number), Field(ge=date(1990, 1, 1), le=date(2100, 1, 1))
+]
+
+# Numbers in request bodies are strict, as OpenAPI documents them: no booleans, no numeric strings,
+# no 2.0 for an integer. Query parameters arrive as text and stay lax (app/schemas/listing.py).
 # Bounds keep values inside what every database column can hold (and what is physical).
-PositiveMeasure = Annotated[float, Field(gt=0, le=1e9, allow_inf_nan=False)]
-NonNegativeMeasure = Annotated[float, Field(ge=0, le=1e12, allow_inf_nan=False)]
-SmallCount = Annotated[int, Field(ge=1, le=100_000)]
+PositiveMeasure = Annotated[float, Field(strict=True, gt=0, le=1e9, allow_inf_nan=False)]
+NonNegativeMeasure = Annotated[float, Field(strict=True, ge=0, le=1e12, allow_inf_nan=False)]
+SmallCount = Annotated[int, Field(strict=True, ge=1, le=100_000)]
 
 
 class StrictModel(BaseModel):

@@ -1,5 +1,6 @@
 """GET /api/v1/compare: query and answer."""
 
+import re
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -17,6 +18,10 @@ from app.schemas.listing import (
 
 MIN_COMPARE = 2
 MAX_COMPARE = 6
+SLUG_PATTERN = r"[a-z0-9][a-z0-9-]{0,79}"
+_SLUG = rf" *{SLUG_PATTERN} *"
+# 2 to 6 slugs (spaces around each are tolerated); duplicates are refused by the validator.
+BUILDS_PATTERN = rf"^{_SLUG}(,{_SLUG}){{{MIN_COMPARE - 1},{MAX_COMPARE - 1}}}$"
 # With no model given, the "Run a N GB model?" row uses the tier-line story's model.
 STORY_MODEL = "deepseek-v3"
 
@@ -28,6 +33,8 @@ class CompareQuery(BaseModel):
 
     builds: str = Field(
         max_length=1000,
+        # Documented, and enforced by the validator below with clearer messages.
+        json_schema_extra={"pattern": BUILDS_PATTERN},
         description=f"{MIN_COMPARE} to {MAX_COMPARE} build slugs, comma-separated",
         examples=["4x-rtx-4090-workstation,2x-dgx-h200-cluster"],
     )
@@ -43,9 +50,14 @@ class CompareQuery(BaseModel):
     @classmethod
     def _two_to_six(cls, value: str) -> str:
         no_nul(value)
-        slugs = [s.strip() for s in value.split(",")]
+        slugs = [s.strip(" ") for s in value.split(",")]
         if any(not s for s in slugs):
             raise ValueError("empty build slug in the list")
+        for slug in slugs:
+            if not re.fullmatch(SLUG_PATTERN, slug):
+                raise ValueError(
+                    f"'{slug[:80]}' is not a build slug (lowercase letters, digits, hyphens)"
+                )
         if len(set(slugs)) != len(slugs):
             raise ValueError("a build appears twice")
         if not MIN_COMPARE <= len(slugs) <= MAX_COMPARE:

@@ -7,6 +7,7 @@ from pydantic import (
     BeforeValidator,
     Field,
     ValidationError,
+    ValidationInfo,
     model_validator,
 )
 
@@ -36,6 +37,9 @@ MAX_NODES = 4096
 MAX_ACCELERATORS_PER_NODE = 1024
 MAX_INLINE_ACCELERATORS = 65_536
 SLUG_PATTERN = r"^[a-z0-9][a-z0-9-]{0,79}$"
+# Validation context key: the request comes from form text (the HTML calculator), so numbers are
+# parsed from strings; validate with strict=False and context={FORM_TEXT: True}. JSON is strict.
+FORM_TEXT = "form_text"
 
 
 class WorkloadIn(StrictModel):
@@ -47,6 +51,7 @@ class WorkloadIn(StrictModel):
         default=None, description="KV-cache format; null = the weight precision's default"
     )
     context_tokens: int = Field(
+        strict=True,
         default=DEFAULT_CONTEXT_TOKENS,
         ge=1,
         le=MAX_CONTEXT_TOKENS,
@@ -54,25 +59,34 @@ class WorkloadIn(StrictModel):
         "decode speed is quoted at this length",
     )
     prompt_tokens: int | None = Field(
+        strict=True,
         default=None,
         ge=1,
         le=MAX_CONTEXT_TOKENS,
         description=f"prompt length for prefill and time to first token; null = "
         f"min({DEFAULT_PROMPT_TOKENS}, context_tokens)",
     )
-    batch: int = Field(default=1, ge=1, le=MAX_BATCH, description="concurrent sequences")
+    batch: int = Field(
+        strict=True, default=1, ge=1, le=MAX_BATCH, description="concurrent sequences"
+    )
     parallelism: Literal["auto", "tensor", "pipeline"] = "auto"
     runtime: RuntimeName = "vllm"
-    tensor_parallel: int | None = Field(default=None, ge=1, le=1024)
-    pipeline_parallel: int | None = Field(default=None, ge=1, le=1024)
+    tensor_parallel: int | None = Field(strict=True, default=None, ge=1, le=1024)
+    pipeline_parallel: int | None = Field(strict=True, default=None, ge=1, le=1024)
     memory_utilization: float | None = Field(
-        default=None, gt=0, le=1, description="usable share of each accelerator's memory"
+        strict=True,
+        default=None,
+        gt=0,
+        le=1,
+        description="usable share of each accelerator's memory",
     )
-    zero_stage: int = Field(default=0, ge=0, le=3, description="training: ZeRO/FSDP stage")
-    activation_recomputation: bool = False
-    training_tokens: int = Field(default=0, ge=0, le=10**15)
-    lora_rank: int = Field(default=16, ge=1, le=65_536)
-    model_flops_utilization: float | None = Field(default=None, gt=0, le=1)
+    zero_stage: int = Field(
+        strict=True, default=0, ge=0, le=3, description="training: ZeRO/FSDP stage"
+    )
+    activation_recomputation: bool = Field(default=False, strict=True)
+    training_tokens: int = Field(strict=True, default=0, ge=0, le=10**15)
+    lora_rank: int = Field(strict=True, default=16, ge=1, le=65_536)
+    model_flops_utilization: float | None = Field(strict=True, default=None, gt=0, le=1)
 
     @model_validator(mode="after")
     def _prompt_within_context(self) -> "WorkloadIn":
@@ -84,11 +98,19 @@ class WorkloadIn(StrictModel):
 class CostsIn(StrictModel):
     """Overrides of the server's cost assumptions (see GET /docs for the defaults)."""
 
-    amortization_years: float | None = Field(default=None, gt=0, le=100, allow_inf_nan=False)
-    electricity_usd_per_kwh: float | None = Field(default=None, ge=0, le=100, allow_inf_nan=False)
-    pue: float | None = Field(default=None, ge=1, le=3, allow_inf_nan=False)
+    amortization_years: float | None = Field(
+        strict=True, default=None, gt=0, le=100, allow_inf_nan=False
+    )
+    electricity_usd_per_kwh: float | None = Field(
+        strict=True, default=None, ge=0, le=100, allow_inf_nan=False
+    )
+    pue: float | None = Field(strict=True, default=None, ge=1, le=3, allow_inf_nan=False)
     utilization: float | None = Field(
-        default=None, gt=0, le=1, description="share of wall-clock hours the build is busy"
+        strict=True,
+        default=None,
+        gt=0,
+        le=1,
+        description="share of wall-clock hours the build is busy",
     )
 
 
@@ -110,7 +132,7 @@ class InlineAccelerator(StrictModel):
 def _slug_or(model: type[BaseModel], what: str) -> Any:
     """Before-validator: a slug string, or an object validated as `model` (errors keep paths)."""
 
-    def check(value: Any) -> Any:
+    def check(value: Any, info: ValidationInfo) -> Any:
         if isinstance(value, str):
             import re
 
@@ -119,7 +141,9 @@ def _slug_or(model: type[BaseModel], what: str) -> Any:
             return value
         if isinstance(value, dict):
             # A ValidationError raised here keeps its nested field paths (build.accelerator...).
-            return model.model_validate(value)
+            # The caller's leniency for form text (FORM_TEXT) reaches this nested validation too.
+            lax = bool(info.context and info.context.get(FORM_TEXT))
+            return model.model_validate(value, strict=False if lax else None, context=info.context)
         if isinstance(value, model):
             return value
         raise ValueError(f"must be a catalog {what} slug or an inline {what} object")
@@ -134,8 +158,8 @@ class InlineBuild(StrictModel):
     """A build described in the request instead of named by slug."""
 
     name: Name
-    nodes: int = Field(default=1, ge=1, le=MAX_NODES)
-    accelerators_per_node: int = Field(ge=1, le=MAX_ACCELERATORS_PER_NODE)
+    nodes: int = Field(strict=True, default=1, ge=1, le=MAX_NODES)
+    accelerators_per_node: int = Field(strict=True, ge=1, le=MAX_ACCELERATORS_PER_NODE)
     accelerator: AcceleratorRef
     intra_node_link: IntraNodeLinkIn | None = Field(
         default=None, description="default: PCIe between several cards, none for one card"
@@ -143,7 +167,9 @@ class InlineBuild(StrictModel):
     inter_node_link: InterNodeLinkIn | None = Field(
         default=None, description="required with several nodes"
     )
-    scale_up_domain_accelerators: int | None = Field(default=None, ge=1, le=MAX_INLINE_ACCELERATORS)
+    scale_up_domain_accelerators: int | None = Field(
+        strict=True, default=None, ge=1, le=MAX_INLINE_ACCELERATORS
+    )
     power_w: PositiveMeasure | None = None
     price_usd: NonNegativeMeasure | None = None
 
@@ -170,9 +196,13 @@ class InlineModel(StrictModel):
     name: Name
     config: HfConfig
     params_total: int | None = Field(
-        default=None, gt=0, le=10**14, description="published total parameters (optional)"
+        strict=True,
+        default=None,
+        gt=0,
+        le=10**14,
+        description="published total parameters (optional)",
     )
-    params_active: int | None = Field(default=None, gt=0, le=10**14)
+    params_active: int | None = Field(strict=True, default=None, gt=0, le=10**14)
 
 
 BuildRef = Annotated[str | InlineBuild, _slug_or(InlineBuild, "build")]

@@ -43,6 +43,26 @@ Money = Annotated[float, Field(ge=0, le=1e12, allow_inf_nan=False)]
 Measure = Annotated[float, Field(ge=0, le=1e12, allow_inf_nan=False)]
 
 
+def sort_param(fields: tuple[str, ...]) -> Any:
+    """The `sort` query parameter of a list, its values (each field, `-field`) listed in OpenAPI.
+
+    The empty value is "default order" (an HTML form's unset select sends it).
+    """
+    values = ["", *fields, *(f"-{name}" for name in fields)]
+
+    def document(schema: dict[str, Any]) -> None:
+        for branch in schema.get("anyOf", [schema]):
+            if branch.get("type") == "string":
+                branch["enum"] = values
+
+    return Field(
+        default=None,
+        max_length=64,
+        description="a sort field, prefixed with '-' for descending; nulls always sort last",
+        json_schema_extra=document,
+    )
+
+
 class ListQuery(BaseModel):
     """Paging, sorting and text search shared by every list."""
 
@@ -109,6 +129,7 @@ class BuildQuery(ListQuery):
         "intra_node_bandwidth_gbs",
     )
     DEFAULT_SORT: ClassVar[str] = "tier"
+    sort: str | None = sort_param(SORT_FIELDS)
 
     tier: Tier | None = None
     vendor: SearchText | None = Field(
@@ -153,6 +174,7 @@ class AcceleratorQuery(ListQuery):
         "price_usd",
         "launch_year",
     )
+    sort: str | None = sort_param(SORT_FIELDS)
 
     vendor: SearchText | None = None
     memory_kind: MemoryKind | None = None
@@ -172,6 +194,7 @@ class ModelQuery(ListQuery):
         "max_context_tokens",
         "kv_cache_bytes_per_token",
     )
+    sort: str | None = sort_param(SORT_FIELDS)
 
     attention: Literal["mha", "gqa", "mqa", "mla"] | None = None
     is_moe: bool | None = None

@@ -1,6 +1,8 @@
 """Model profile records as seeded, exported, read and written."""
 
-from pydantic import Field, model_validator
+from typing import Annotated
+
+from pydantic import AfterValidator, Field, model_validator
 
 from app.schemas.accelerator import check_estimated_names
 from app.schemas.common import (
@@ -15,18 +17,38 @@ from app.schemas.common import (
 )
 
 MAX_PARAMS = 100_000_000_000_000  # 100T: beyond any published model, inside BIGINT
+# Path segments of admin routes beside /api/v1/admin/models/{slug}: a model with such a slug could
+# never be read, replaced or deleted there, so no model may take one.
+RESERVED_MODEL_SLUGS = ("from-config",)
+
+
+def _not_reserved(value: str) -> str:
+    if value in RESERVED_MODEL_SLUGS:
+        raise ValueError(f"'{value}' is reserved (it names an admin route); choose another slug")
+    return value
+
+
+ModelSlug = Annotated[
+    Slug,
+    AfterValidator(_not_reserved),
+    Field(json_schema_extra={"not": {"enum": list(RESERVED_MODEL_SLUGS)}}),
+]
 
 
 class ModelIn(StrictModel):
     """A model profile: published parameter counts plus its Hugging Face config.json."""
 
-    slug: Slug
+    slug: ModelSlug
     name: Name
     organization: ShortText = ""
     license: ShortText = ""
-    params_total: int = Field(gt=0, le=MAX_PARAMS, description="published total parameters")
-    params_active: int = Field(gt=0, le=MAX_PARAMS, description="published active parameters")
-    max_context_tokens: int | None = Field(default=None, ge=1, le=100_000_000)
+    params_total: int = Field(
+        strict=True, gt=0, le=MAX_PARAMS, description="published total parameters"
+    )
+    params_active: int = Field(
+        strict=True, gt=0, le=MAX_PARAMS, description="published active parameters"
+    )
+    max_context_tokens: int | None = Field(default=None, strict=True, ge=1, le=100_000_000)
     config: HfConfig
     estimated: list[ShortText] = Field(default_factory=list, max_length=40)
     notes: Notes = ""

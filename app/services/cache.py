@@ -10,6 +10,11 @@ Contract:
 - Read the version *before* the data: data loaded after the version is never older than it, so a
   cached value is at worst newer than its key (and the next version misses anyway).
 - Cached values are shared between threads: treat them as read-only.
+
+`ValueCache` is the other kind: an LRU keyed by the *inputs* of a pure computation (engine runs
+keyed by the build, model, workload and cost values; charts keyed by their plotted data). Its
+entries stay valid across catalog versions, so an edit that leaves a build's spec unchanged (its
+notes, say) does not make every worker recompute every engine sweep.
 """
 
 import threading
@@ -19,6 +24,7 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 
 from app.models import CatalogState
@@ -77,6 +83,44 @@ class CatalogCache:
 CACHE = CatalogCache()
 
 
+class ValueCache:
+    """Thread-safe LRU memo for pure functions, keyed by the (hashable) values they depend on.
+
+    A key must hold every input of the computation, by value (frozen dataclasses, tuples,
+    strings, numbers): then an entry is never stale and needs no invalidation.
+    """
+
+    def __init__(self, max_entries: int) -> None:
+        self.max_entries = max_entries
+        self._lock = threading.Lock()
+        self._entries: OrderedDict[Hashable, Any] = OrderedDict()
+
+    def get(self, key: Hashable, compute: Callable[[], T]) -> T:
+        """The cached value for `key`, computing it on a miss (outside the lock)."""
+        with self._lock:
+            try:
+                value = self._entries[key]
+            except KeyError:
+                pass
+            else:
+                self._entries.move_to_end(key)
+                return value  # type: ignore[no-any-return]
+        value = compute()
+        with self._lock:
+            self._entries[key] = value
+            while len(self._entries) > self.max_entries:
+                self._entries.popitem(last=False)
+        return value
+
+    def clear(self) -> None:
+        """Forget everything (tests and benchmarks only)."""
+        with self._lock:
+            self._entries.clear()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
 @dataclass(frozen=True)
 class Snapshot:
     """The catalog as one session sees it at one version, with a memo for derived data."""
@@ -110,6 +154,26 @@ def _database_key(bind: Any) -> str:
 _VERSION_SQL = f"SELECT version FROM {CatalogState.__tablename__} WHERE id = 1"
 
 
+def _read_version(connection: Connection) -> Any:
+    """The catalog version on the session's connection (inside its transaction).
+
+    Sent on the DB-API cursor: SQLAlchemy's result set-up costs more than the query itself on a
+    request that is otherwise answered from the cache. On any error the query is sent again
+    through SQLAlchemy, which wraps the error (a lost database becomes OperationalError, hence
+    503) and invalidates a dead connection.
+    """
+    try:
+        cursor = connection.connection.cursor()
+        try:
+            cursor.execute(_VERSION_SQL)
+            row = cursor.fetchone()
+        finally:
+            cursor.close()
+    except Exception:
+        return connection.exec_driver_sql(_VERSION_SQL).scalar()
+    return row[0] if row else None
+
+
 def snapshot(session: Session) -> Snapshot:
     """The session's Snapshot: the catalog version is read once per transaction.
 
@@ -120,7 +184,7 @@ def snapshot(session: Session) -> Snapshot:
     transaction = session.get_transaction()
     if cached is not None and transaction is not None and cached[0] is transaction:
         return cached[1]  # type: ignore[no-any-return]
-    version = session.connection().exec_driver_sql(_VERSION_SQL).scalar() or 0
+    version = _read_version(session.connection()) or 0
     snap = Snapshot(
         session=session, database=_database_key(session.get_bind()), version=int(version)
     )

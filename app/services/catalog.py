@@ -137,9 +137,14 @@ def _validate_document(
     pending_accelerators: dict[str, AcceleratorIn] = {}
     validated: list[tuple[Kind, list[BaseModel]]] = []
     for kind in KINDS:  # accelerators first: builds refer to them
-        raws = document.get(kind.key) or []
+        raws = document.get(kind.key, [])
         if not isinstance(raws, list):
-            errors.append(RecordError("document", None, None, kind.key, "must be a list"))
+            # An empty mapping or a null is not an empty list: the documented shape says list.
+            errors.append(
+                RecordError(
+                    "document", None, None, kind.key, "must be a list (or leave the key out)"
+                )
+            )
             continue
         seen: set[str] = set()
         records: list[BaseModel] = []

@@ -1,27 +1,36 @@
-"""Server-rendered SVG charts (matplotlib, Agg backend), cached per catalog version.
+"""Server-rendered SVG charts (matplotlib, Agg backend), cached by their plotted data.
 
 Each function takes plain numbers (what the services already return) and gives back an SVG
 document; pages embed them with <img> and an alt text, next to a table holding the same
 figures (the text alternative). Text stays text in the SVG (svg.fonttype = none).
+
+Drawing a chart takes 100-500 ms, so two caches sit in front of matplotlib: `cached_chart`
+per catalog version and request (no recomputation of the chart's inputs on a hit), and, under
+it, each *_svg function's own cache keyed by the data it plots. A catalog edit that does not
+move a chart's points (a build's notes, say) therefore costs recomputing the points, not a
+redraw.
 """
 
 import io
+import json
 import math
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import matplotlib
+from matplotlib.layout_engine import ConstrainedLayoutEngine
 
 matplotlib.use("Agg")
 
 from matplotlib.figure import Figure  # noqa: E402  (the backend must be chosen first)
 from matplotlib.ticker import FuncFormatter  # noqa: E402
 
-from app.services.cache import CatalogCache, Snapshot  # noqa: E402
+from app.services.cache import CatalogCache, Snapshot, ValueCache  # noqa: E402
 
-# A small cache of its own: SVGs are tens of kB each, too big for the shared 20,000 entries.
+# Small caches of their own: SVGs are tens of kB each, too big for the shared 20,000 entries.
 CHART_CACHE = CatalogCache(max_entries=256)
+SVG_BY_DATA = ValueCache(max_entries=256)
 
 TIER_COLOURS = {"desktop": "#2f7d5b", "dgx": "#1f56c9", "cluster": "#7a3fb0"}
 TIER_LABELS = {"desktop": "Desktop", "dgx": "DGX-class server", "cluster": "Cluster"}
@@ -45,7 +54,7 @@ INK = "#16191d"
 MUTED = "#545d69"
 GRID = "#d5dbe3"
 
-_RC = {
+_RC: dict[Any, Any] = {
     "svg.fonttype": "none",
     "svg.hashsalt": "tierline",
     "font.family": "sans-serif",
@@ -60,7 +69,8 @@ _RC = {
 
 
 def cached_chart(snap: Snapshot, key: Hashable, draw: Callable[[], str]) -> str:
-    """The SVG cached for this catalog version and key, drawn on a miss."""
+    """The SVG cached for this catalog version and key, drawn on a miss (and `draw` itself is
+    cheap when the chart's data did not change: see the module docstring)."""
     return CHART_CACHE.get(snap.database, snap.version, key, draw)
 
 
@@ -108,12 +118,22 @@ def tier_line_svg(points: Sequence[TierPoint], *, story_need_gb: float | None = 
     """The tier line as three bands (desktop, DGX, cluster), one above the other, sharing
     log-scale axes: accelerator memory against price, and a tick per build at the size of the
     largest model it runs. Tiers overlap in price, so each gets its own band."""
+    key = ("tier_line", tuple(points), story_need_gb, story_label)
+    return SVG_BY_DATA.get(
+        key, lambda: _tier_line_svg(points, story_need_gb=story_need_gb, story_label=story_label)
+    )
+
+
+def _tier_line_svg(points: Sequence[TierPoint], *, story_need_gb: float | None,
+                   story_label: str | None) -> str:
     tiers = ("desktop", "dgx", "cluster")
     priced = [p for p in points if p.price_usd > 0 and p.memory_gb > 0]
     with matplotlib.rc_context(_RC):
         fig = _figure(9.0, 7.0)
         axes = fig.subplots(len(tiers), 1, sharex=True, sharey=True)
-        fig.get_layout_engine().set(hspace=0.0, h_pad=0.02)
+        layout = fig.get_layout_engine()
+        if isinstance(layout, ConstrainedLayoutEngine):
+            layout.set(hspace=0.0, h_pad=0.02)
         for ax, tier in zip(axes, tiers, strict=True):
             ax.set_xscale("log")
             ax.set_yscale("log")
@@ -153,6 +173,13 @@ def tier_line_svg(points: Sequence[TierPoint], *, story_need_gb: float | None = 
 def memory_breakdown_svg(memory: dict[str, Any], *, accelerators_used: int) -> str:
     """Two bars: the model replica's memory by component against the build's usable memory,
     and the fullest accelerator against one accelerator's usable memory (fit is judged here)."""
+    key = ("memory", json.dumps(memory, sort_keys=True, default=str), accelerators_used)
+    return SVG_BY_DATA.get(
+        key, lambda: _memory_breakdown_svg(memory, accelerators_used=accelerators_used)
+    )
+
+
+def _memory_breakdown_svg(memory: dict[str, Any], *, accelerators_used: int) -> str:
     with matplotlib.rc_context(_RC):
         fig = _figure(8.0, 3.6)
         ax_total, ax_one = fig.subplots(2, 1)
@@ -215,6 +242,10 @@ class CostSpeedPoint:
 
 def cost_speed_svg(points: Sequence[CostSpeedPoint]) -> str:
     """Price (log) against decode speed per sequence; the Pareto front joined by a line."""
+    return SVG_BY_DATA.get(("cost_speed", tuple(points)), lambda: _cost_speed_svg(points))
+
+
+def _cost_speed_svg(points: Sequence[CostSpeedPoint]) -> str:
     with matplotlib.rc_context(_RC):
         fig = _figure(8.5, 4.6)
         ax = fig.add_subplot()

@@ -143,7 +143,11 @@ def _compare(
             "gpu_to_gpu_bandwidth_gbs",
             "GPU-to-GPU bandwidth",
             [i["intra_node_bandwidth_gbs"] if i["accelerator_count"] > 1 else None for i in items],
-            lambda v: number(v, "GB/s"),
+            # Vendors quote links both ways (NVLink "900 GB/s", the 4090 rig's "~64 GB/s");
+            # stored per direction, shown both ways so the figures match what people quote.
+            lambda v: (
+                DASH if v is None else f"{number(v, 'GB/s')} per direction ({2 * v:,.0f} both ways)"
+            ),
             "GB/s per accelerator, per direction",
         ),
         _row(

@@ -11,7 +11,8 @@ Contract (callers: the JSON API, the HTML calculator, compare/recommend/tiers se
 - `run_batch(session, *, requests, costs) -> dict`: `BatchOut` shape; each entry is the answer
   or the problem that stopped it (one bad entry does not fail the others).
 - `catalog_estimate(snap, *, build, model, workload, costs) -> Estimate`: memoised engine run
-  for catalog rows (per catalog version); `estimate_answer(...)` serialises any Estimate.
+  for catalog rows, keyed by the spec values (so it survives catalog versions that leave the
+  build and model unchanged); `estimate_answer(...)` serialises any Estimate.
 - `builds_fitting_model(snap, *, model_slug, precision, context_tokens, field)`: slugs of the
   builds on which the model fits (batch 1), memoised per catalog version.
 - `model_fits_for_build(session, *, slug, precision, context_tokens, batch, costs)`: every
@@ -44,6 +45,7 @@ from app.errors import DomainError, FieldError, InvalidInput
 from app.metrics import count_engine_evaluations
 from app.schemas.estimate import (
     DEFAULT_PROMPT_TOKENS,
+    FORM_TEXT,
     CostsIn,
     EstimateRequest,
     InlineAccelerator,
@@ -53,7 +55,7 @@ from app.schemas.estimate import (
 )
 from app.services.accelerators import find_accelerator
 from app.services.builds import BuildRow, build_rows, find_build, pooled_memory_gb
-from app.services.cache import Snapshot, snapshot
+from app.services.cache import Snapshot, ValueCache, snapshot
 from app.services.models import ModelRow, find_model, model_rows
 
 # Where an engine field lives in the request, so a 422 names the path the client sent.
@@ -249,6 +251,11 @@ def run_engine(
         ) from None
 
 
+# Engine results by input value: at most ~1,000 entries per (precision, context, batch) sweep of
+# the catalog, ~2.2 kB each (10,000 entries: ~22 MB per worker at worst).
+ENGINE_RESULTS = ValueCache(max_entries=10_000)
+
+
 def catalog_estimate(
     snap: Snapshot,
     *,
@@ -257,9 +264,10 @@ def catalog_estimate(
     workload: Workload,
     costs: CostAssumptions,
 ) -> Estimate:
-    """Engine run for catalog rows, memoised per catalog version."""
-    key = ("estimate", build.slug, model.slug, workload, costs)
-    return snap.memo(key, lambda: run_engine(build.spec, model.spec, workload, costs))
+    """Engine run for catalog rows, memoised by value: the engine is a pure function of the
+    specs, workload and costs, so a result stays right whatever else the catalog changes."""
+    key = (build.spec, model.spec, workload, costs)
+    return ENGINE_RESULTS.get(key, lambda: run_engine(build.spec, model.spec, workload, costs))
 
 
 # ---- serialising -----------------------------------------------------------------------------
@@ -448,7 +456,8 @@ def run_batch(
 def parse_estimate_request(raw: Any) -> EstimateRequest:
     """Validate a raw estimate request (for the HTML calculator), raising InvalidInput."""
     try:
-        return EstimateRequest.model_validate(raw)
+        # Form values are text: parse numbers from it (the JSON API takes them strictly).
+        return EstimateRequest.model_validate(raw, strict=False, context={FORM_TEXT: True})
     except ValidationError as exc:
         errors = [
             FieldError(".".join(str(p) for p in e["loc"]) or "(request)", e["msg"])

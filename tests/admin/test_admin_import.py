@@ -155,6 +155,9 @@ def test_yaml_aliases_are_refused(admin_client: TestClient) -> None:
         (b"key: [unclosed", "application/yaml", 422),
         (b"accelerators: 3", "application/yaml", 422),
         (b"[]", "application/json", 422),
+        (b'{"models": {}}', "application/json", 422),
+        (b'{"builds": null}', "application/json", 422),
+        (b"accelerators: []\nbuilds: []\nmodels: {}\n", "application/yaml", 422),
         (b"<xml/>", "application/xml", 415),
     ],
 )
@@ -193,3 +196,18 @@ def test_import_is_audited_under_the_token_name(admin_client: TestClient) -> Non
     events = admin_client.get("/api/v1/admin/audit", params={"actor": "alice"}).json()["items"]
     assert {(e["action"], e["slug"]) for e in events} >= {
         ("create", "adm-imported-gpu"), ("update", "adm-dgx-h200")}
+
+
+@pytest.mark.parametrize("value", [{}, None, "", 0, False])
+def test_a_section_that_is_not_a_list_is_refused_naming_it(
+    admin_client: TestClient, session: Session, value: Any
+) -> None:
+    before = fresh_export(session)
+    document = {**new_document(), "models": value}
+    for dry_run in ("true", "false"):
+        response = admin_client.post(URL, params={"dry_run": dry_run}, json=document)
+        assert response.status_code == 422, response.text
+        assert [(e["kind"], e["field"]) for e in response.json()["errors"]] == [
+            ("document", "models")
+        ]
+    assert fresh_export(session) == before

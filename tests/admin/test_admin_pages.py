@@ -225,6 +225,7 @@ def test_unchanged_form_keeps_the_version(browser: TestClient, session: Session)
     [
         ("power_w", "-5", "f-power-w"),
         ("power_w", "lots", "f-power-w"),
+        ("accelerators_per_node", "2.5", "f-accelerators-per-node"),
         ("accelerator", "no-such-gpu", "f-accelerator"),
         ("intra_node_link.kind", "smoke-signals", "f-intra-node-link-kind"),
         ("name", "", "f-name"),

@@ -1,6 +1,7 @@
 """Single-record admin writes: PUT/PATCH/DELETE with ETags, validation, audit, restore."""
 
 import copy
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -11,7 +12,7 @@ from sqlalchemy.orm import Session
 from app.models import AuditEvent
 from app.services.catalog import export_document
 from app.services.catalog_version import current_catalog_version
-from tests.admin.conftest import BUILDS, LLAMA_8B_CONFIG, MODELS, etag_of
+from tests.admin.conftest import ACCELERATORS, BUILDS, LLAMA_8B_CONFIG, MODELS, etag_of
 
 BUILD = "adm-4x-4090"
 
@@ -133,6 +134,12 @@ def test_weak_etag_never_matches(admin_client: TestClient) -> None:
         ({"power_w": -5}, "power_w"),
         ({"power_w": 1e300}, "power_w"),
         ({"power_w": "lots"}, "power_w"),
+        ({"power_w": True}, "power_w"),
+        ({"power_w": "2400"}, "power_w"),
+        ({"accelerators_per_node": 4.0}, "accelerators_per_node"),
+        ({"intra_node_link": {"kind": "pcie", "bandwidth_gbs": False}},
+         "intra_node_link.bandwidth_gbs"),
+        ({"as_of": 1_700_000_000}, "as_of"),
         ({"accelerators_per_node": 2**40}, "accelerators_per_node"),
         ({"name": ""}, "name"),
         ({"name": "bad\x00name"}, "name"),
@@ -383,3 +390,51 @@ def test_public_api_shows_an_edit_right_after_it_commits(admin_client: TestClien
         "If-None-Match": before.headers.get("etag", '"none"')})
     assert after.status_code == 200
     assert after.json()["power_w"] == 3100
+
+
+def test_audit_times_are_utc_with_a_zone(admin_client: TestClient) -> None:
+    # OpenAPI documents `at` as an RFC 3339 date-time, which needs a zone (SQLite keeps none).
+    etag = etag_of(admin_client, "builds", BUILD)
+    admin_client.patch(f"/api/v1/admin/builds/{BUILD}", json={"notes": "when?"},
+                       headers={"If-Match": etag})
+    listed = admin_client.get("/api/v1/admin/audit", params={"slug": BUILD}).json()["items"][0]
+    one = admin_client.get(f"/api/v1/admin/audit/{listed['id']}").json()
+    for event in (listed, one):
+        at = datetime.fromisoformat(event["at"])
+        assert at.utcoffset() == timedelta(0), event["at"]
+        assert abs(datetime.now(UTC) - at) < timedelta(minutes=5)
+
+
+def test_from_config_is_not_a_model_slug(admin_client: TestClient, session: Session) -> None:
+    before = export_document(session)
+    body = {**copy.deepcopy(MODELS[0]), "slug": "from-config"}
+    # The admin route /models/from-config is POST only: it is never read as a slug ...
+    for method in ("GET", "PUT", "PATCH", "DELETE", "OPTIONS"):
+        response = admin_client.request(method, "/api/v1/admin/models/from-config", json=body)
+        assert response.status_code == 405, (method, response.text)
+        assert response.headers["allow"] == "POST"
+    # ... so no model may take that slug, by any way in.
+    response = admin_client.post("/api/v1/admin/models/from-config",
+                                 json={**{k: body[k] for k in ("slug", "name", "config",
+                                                                "source_url")}})
+    assert response.status_code == 422
+    assert [e["field"] for e in response.json()["errors"]] == ["slug"]
+    response = admin_client.post("/api/v1/admin/import", json={"models": [body]})
+    assert response.status_code == 422
+    assert [(e["kind"], e["field"]) for e in response.json()["errors"]] == [("model", "slug")]
+    assert export_document(session) == before
+    # Other kinds keep the slug (nothing shadows /accelerators/from-config).
+    response = admin_client.put("/api/v1/admin/accelerators/from-config",
+                                json={**copy.deepcopy(ACCELERATORS[0]), "slug": "from-config"})
+    assert response.status_code == 201, response.text
+
+
+def test_undecodable_json_body_is_a_documented_400_or_422(admin_client: TestClient) -> None:
+    spec = admin_client.get("/openapi.json").json()
+    for method in ("put", "patch"):
+        documented = spec["paths"]["/api/v1/admin/builds/{slug}"][method]["responses"]
+        response = admin_client.request(method.upper(), f"/api/v1/admin/builds/{BUILD}",
+                                        content=b"{not json",
+                                        headers={"Content-Type": "application/json"})
+        assert 400 <= response.status_code < 500
+        assert str(response.status_code) in documented, (method, response.status_code)

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from app.schemas.build import BuildIn, BuildListItem, BuildRead
+from app.schemas.listing import AcceleratorQuery, BuildQuery, ModelQuery
 from app.services.records import strip_read_only
 
 from ._support import problem_fields
@@ -242,3 +243,19 @@ def test_csv_has_every_matching_row_with_units_in_the_header(api):
 def test_csv_refuses_bad_filters(api):
     response = api.get("/api/v1/builds.csv", params={"sort": "nope"})
     assert response.status_code == 422 and problem_fields(response) == ["sort"]
+
+
+@pytest.mark.parametrize(
+    ("path", "query"),
+    [("/api/v1/builds", BuildQuery), ("/api/v1/accelerators", AcceleratorQuery),
+     ("/api/v1/models", ModelQuery)],
+)
+def test_sort_values_are_documented_and_each_is_accepted(api, path, query):
+    spec = api.get("/openapi.json").json()
+    (param,) = [p for p in spec["paths"][path]["get"]["parameters"] if p["name"] == "sort"]
+    (string,) = [b for b in param["schema"]["anyOf"] if b.get("type") == "string"]
+    fields = set(query.SORT_FIELDS)
+    assert set(string["enum"]) == {"", *fields, *(f"-{f}" for f in fields)}
+    for value in string["enum"]:
+        response = api.get(path, params={"sort": value, "per_page": 1})
+        assert response.status_code == 200, (value, response.text)

@@ -1,5 +1,7 @@
 """GET /api/v1/compare: the tier-line rows, the model rows, 2-6 builds, unknown slugs."""
 
+import re
+
 import pytest
 
 from app.engine import rule_of_thumb_gb
@@ -78,7 +80,8 @@ def test_model_rows_follow_the_engine(api, catalog):
 
 @pytest.mark.parametrize(
     "builds",
-    [DESKTOP, f"{DESKTOP},{DESKTOP}", f"{DESKTOP},,{CLUSTER}", ",".join(["a"] * 7), ""],
+    [DESKTOP, f"{DESKTOP},{DESKTOP}", f"{DESKTOP},,{CLUSTER}", ",".join(["a"] * 7), "",
+     f"{DESKTOP};{CLUSTER}", f"{DESKTOP},Not-A-Slug", f"{DESKTOP}\t,{CLUSTER}"],
 )
 def test_two_to_six_distinct_builds(api, builds):
     response = api.get("/api/v1/compare", params={"builds": builds})
@@ -102,3 +105,16 @@ def test_unknown_slugs_are_404_naming_the_parameter(api):
     assert "no-such-build" in response.json()["detail"]
     response = api.get("/api/v1/compare", params={"builds": f"{DESKTOP},{CLUSTER}", "model": "x"})
     assert response.status_code == 404 and problem_fields(response) == ["model"]
+
+
+def test_builds_format_is_documented_and_matches_what_is_accepted(api):
+    spec = api.get("/openapi.json").json()
+    (param,) = [p for p in spec["paths"]["/api/v1/compare"]["get"]["parameters"]
+                if p["name"] == "builds"]
+    pattern = re.compile(param["schema"]["pattern"])
+    accepted = f" {DESKTOP} , {CLUSTER}"
+    assert pattern.search(accepted)
+    assert api.get("/api/v1/compare", params={"builds": accepted}).status_code == 200
+    for refused in (DESKTOP, f"{DESKTOP};{CLUSTER}", f"{DESKTOP},,{CLUSTER}", "A,B"):
+        assert not pattern.search(refused)
+        assert api.get("/api/v1/compare", params={"builds": refused}).status_code == 422

@@ -257,3 +257,42 @@ def test_malformed_json_body_is_422(api):
         "/api/v1/estimate", content=b"{not json", headers={"content-type": "application/json"}
     )
     assert response.status_code == 422
+
+
+@pytest.mark.parametrize(
+    ("workload", "costs", "field"),
+    [
+        ({}, {"electricity_usd_per_kwh": False}, "costs.electricity_usd_per_kwh"),
+        ({}, {"pue": "1.2"}, "costs.pue"),
+        ({"context_tokens": "8192"}, None, "workload.context_tokens"),
+        ({"batch": True}, None, "workload.batch"),
+        ({"batch": 2.0}, None, "workload.batch"),
+        ({"memory_utilization": "0.9"}, None, "workload.memory_utilization"),
+        ({"activation_recomputation": "yes"}, None, "workload.activation_recomputation"),
+    ],
+)
+def test_numbers_and_booleans_are_taken_strictly(api, workload, costs, field):
+    # OpenAPI says number/integer/boolean: a bool, a numeric string or 2.0 for an integer is
+    # refused, not silently converted (false would have become a free electricity price).
+    body = {"build": CLUSTER, "model": "deepseek-v3", "workload": workload}
+    if costs is not None:
+        body["costs"] = costs
+    response = post(api, body)
+    assert response.status_code == 422, response.text
+    assert problem_fields(response) == [field]
+
+
+def test_inline_accelerator_numbers_are_strict(api):
+    accelerator = {"name": "c", "memory_gb": True, "memory_bandwidth_gbs": 1, "fp16_tflops": 1}
+    build = {"name": "x", "accelerators_per_node": 1, "accelerator": accelerator}
+    response = post(api, {"build": build, "model": "deepseek-v3"})
+    assert response.status_code == 422
+    assert problem_fields(response) == ["build.accelerator.memory_gb"]
+
+
+def test_integer_valued_numbers_are_still_numbers(api):
+    # Strictness refuses other types, not whole numbers where a float is expected.
+    body = {"build": CLUSTER, "model": "deepseek-v3", "costs": {"electricity_usd_per_kwh": 0}}
+    response = post(api, body)
+    assert response.status_code == 200, response.text
+    assert response.json()["cost"]["electricity_usd_per_kwh"] == 0
