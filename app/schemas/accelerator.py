@@ -20,16 +20,15 @@ MemoryKind = Literal["discrete", "unified"]
 
 
 class PricedRecord(StrictModel):
-    """A price needs its own source and date."""
-
-    price_usd: NonNegativeMeasure | None = None
-    price_source_url: SourceUrl | None = None
-    price_as_of: AsOf | None = None
+    """A price needs its own source and date (subclasses declare the three price fields, after
+    the specs, so records read in a natural order)."""
 
     @model_validator(mode="after")
     def _price_has_source(self) -> "PricedRecord":
-        if self.price_usd is not None and (
-            self.price_source_url is None or self.price_as_of is None
+        price = getattr(self, "price_usd", None)
+        if price is not None and (
+            getattr(self, "price_source_url", None) is None
+            or getattr(self, "price_as_of", None) is None
         ):
             raise ValueError("price_usd needs price_source_url and price_as_of")
         return self
@@ -61,6 +60,9 @@ class AcceleratorIn(PricedRecord):
     int8_tops: PositiveMeasure | None = None
     fp4_tflops: PositiveMeasure | None = None
     tdp_w: PositiveMeasure | None = None
+    price_usd: NonNegativeMeasure | None = None
+    price_source_url: SourceUrl | None = None
+    price_as_of: AsOf | None = None
     launch_year: int | None = Field(default=None, strict=True, ge=1990, le=2100)
     host_interface: ShortText | None = None
     estimated: list[ShortText] = Field(default_factory=list, max_length=40)

@@ -60,6 +60,9 @@ class BuildIn(PricedRecord):
     )
     host_memory_gb: NonNegativeMeasure | None = None
     power_w: PositiveMeasure | None = None
+    price_usd: NonNegativeMeasure | None = None
+    price_source_url: SourceUrl | None = None
+    price_as_of: AsOf | None = None
     failover: ShortText = "none"
     scheduling: ShortText = "manual"
     estimated: list[ShortText] = Field(default_factory=list, max_length=40)

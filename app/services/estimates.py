@@ -48,7 +48,6 @@ from app.schemas.estimate import (
     FORM_TEXT,
     CostsIn,
     EstimateRequest,
-    InlineAccelerator,
     InlineBuild,
     InlineModel,
     WorkloadIn,
@@ -57,6 +56,7 @@ from app.services.accelerators import find_accelerator
 from app.services.builds import BuildRow, build_rows, find_build, pooled_memory_gb
 from app.services.cache import Snapshot, ValueCache, snapshot
 from app.services.models import ModelRow, find_model, model_rows
+from app.services.specs import accelerator_spec
 
 # Where an engine field lives in the request, so a 422 names the path the client sent.
 _BUILD_FIELDS = {
@@ -131,40 +131,9 @@ def simple_workload(*, precision: str, context_tokens: int, batch: int = 1) -> W
 # ---- resolving slugs and inline objects -----------------------------------------------------
 
 
-def _inline_accelerator(acc: InlineAccelerator) -> AcceleratorSpec:
-    return AcceleratorSpec(
-        name=acc.name,
-        memory_gb=acc.memory_gb,
-        memory_bandwidth_gbs=acc.memory_bandwidth_gbs,
-        fp16_tflops=acc.fp16_tflops,
-        memory_kind=acc.memory_kind,
-        fp8_tflops=acc.fp8_tflops,
-        int8_tops=acc.int8_tops,
-        fp4_tflops=acc.fp4_tflops,
-        tdp_w=acc.tdp_w,
-        price_usd=acc.price_usd,
-    )
-
-
 def _catalog_accelerator_spec(snap: Snapshot, slug: str) -> AcceleratorSpec:
-    find_accelerator(snap, slug, field="build.accelerator")
-    # Any catalog build using the accelerator carries its spec; otherwise build one from the row.
-    for row in build_rows(snap).rows:
-        if row.accelerator_slug == slug:
-            return row.spec.accelerator
-    read = find_accelerator(snap, slug, field="build.accelerator").read
-    return AcceleratorSpec(
-        name=read["name"],
-        memory_gb=read["memory_gb"],
-        memory_bandwidth_gbs=read["memory_bandwidth_gbs"],
-        fp16_tflops=read["fp16_tflops"],
-        memory_kind=read["memory_kind"],
-        fp8_tflops=read["fp8_tflops"],
-        int8_tops=read["int8_tops"],
-        fp4_tflops=read["fp4_tflops"],
-        tdp_w=read["tdp_w"],
-        price_usd=read["price_usd"],
-    )
+    """The engine spec of a catalog accelerator (404 naming build.accelerator if unknown)."""
+    return accelerator_spec(find_accelerator(snap, slug, field="build.accelerator").read)
 
 
 def inline_build_spec(snap: Snapshot, build: InlineBuild) -> BuildSpec:
@@ -172,7 +141,7 @@ def inline_build_spec(snap: Snapshot, build: InlineBuild) -> BuildSpec:
     if isinstance(build.accelerator, str):
         acc = _catalog_accelerator_spec(snap, build.accelerator)
     else:
-        acc = _inline_accelerator(build.accelerator)
+        acc = accelerator_spec(build.accelerator)
     intra = build.intra_node_link
     if intra is None:
         kind = "pcie" if build.accelerators_per_node > 1 else "none"

@@ -1,5 +1,9 @@
 """Translate ORM records into the engine's frozen dataclasses (the one place this happens)."""
 
+from collections.abc import Mapping
+from dataclasses import fields
+from typing import Any
+
 from app.engine import (
     AcceleratorSpec,
     BuildSpec,
@@ -10,21 +14,14 @@ from app.engine import (
 )
 from app.models import Accelerator, Build, ModelProfile
 
+_ACCELERATOR_SPEC_FIELDS = tuple(f.name for f in fields(AcceleratorSpec))
 
-def accelerator_spec(accelerator: Accelerator) -> AcceleratorSpec:
-    """Engine view of an accelerator."""
-    return AcceleratorSpec(
-        name=accelerator.name,
-        memory_gb=accelerator.memory_gb,
-        memory_bandwidth_gbs=accelerator.memory_bandwidth_gbs,
-        fp16_tflops=accelerator.fp16_tflops,
-        memory_kind=accelerator.memory_kind,
-        fp8_tflops=accelerator.fp8_tflops,
-        int8_tops=accelerator.int8_tops,
-        fp4_tflops=accelerator.fp4_tflops,
-        tdp_w=accelerator.tdp_w,
-        price_usd=accelerator.price_usd,
-    )
+
+def accelerator_spec(source: Accelerator | Mapping[str, Any] | Any) -> AcceleratorSpec:
+    """Engine view of an accelerator: an ORM row, an inline accelerator or a record dict."""
+    if isinstance(source, Mapping):
+        return AcceleratorSpec(**{name: source[name] for name in _ACCELERATOR_SPEC_FIELDS})
+    return AcceleratorSpec(**{name: getattr(source, name) for name in _ACCELERATOR_SPEC_FIELDS})
 
 
 def build_spec(build: Build, accelerator: Accelerator | None = None) -> BuildSpec:
