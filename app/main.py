@@ -66,7 +66,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(health.router)
     app.include_router(metrics.router)
     install_api_docs(app)
-    app.include_router(api.router)
+    for api_router in api.ROUTERS:
+        app.include_router(api_router, prefix=api.PREFIX)
     app.include_router(admin.router)
     app.include_router(web.router)
     app.mount("/static", StaticFiles(directory=settings.static_dir), name="static")

@@ -9,6 +9,7 @@ from app.api._common import (
     CSV_RESPONSE,
     GET_RESPONSES,
     NOT_FOUND,
+    QueryModelRoute,
     cached_csv,
     cached_json,
     cached_page,
@@ -18,7 +19,7 @@ from app.schemas.build import BuildListItem, BuildRead
 from app.schemas.listing import BuildPage, BuildQuery
 from app.services import builds
 
-router = APIRouter(tags=["builds"])
+router = APIRouter(tags=["builds"], route_class=QueryModelRoute)
 
 BUILD_CSV_COLUMNS = tuple(BuildListItem.model_fields)
 SlugPath = Annotated[str, Path(max_length=200, description="build slug")]

@@ -9,6 +9,7 @@ from app.api._common import (
     CSV_RESPONSE,
     GET_RESPONSES,
     NOT_FOUND,
+    QueryModelRoute,
     cached_csv,
     cached_json,
     cached_page,
@@ -18,7 +19,7 @@ from app.schemas.listing import ModelPage, ModelQuery
 from app.schemas.model_profile import ModelListItem, ModelRead
 from app.services import models
 
-router = APIRouter(tags=["models"])
+router = APIRouter(tags=["models"], route_class=QueryModelRoute)
 
 MODEL_CSV_COLUMNS = tuple(ModelListItem.model_fields)
 SlugPath = Annotated[str, Path(max_length=200, description="model slug")]
