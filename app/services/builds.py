@@ -23,7 +23,7 @@ from app.errors import FieldError, NotFound
 from app.models import TIERS, Build
 from app.schemas.listing import BuildQuery
 from app.services.cache import Snapshot, snapshot
-from app.services.listing import ListResult, contains, paginate, sort_rows
+from app.services.listing import ListResult, contains, page_of, sort_rows
 from app.services.records import build_document
 from app.services.specs import build_spec
 
@@ -205,14 +205,7 @@ def list_builds(session: Session, *, query: BuildQuery) -> ListResult[dict[str, 
 def list_builds_at(snap: Snapshot, *, query: BuildQuery) -> ListResult[dict[str, Any]]:
     """list_builds for an already-read snapshot."""
     rows = _matching(snap, query)
-    page = paginate(rows, page=query.page, per_page=query.per_page)
-    return ListResult(
-        items=[r.item for r in page],
-        total=len(rows),
-        page=query.page,
-        per_page=query.per_page,
-        catalog_version=snap.version,
-    )
+    return page_of(rows, page=query.page, per_page=query.per_page, catalog_version=snap.version)
 
 
 def matching_builds(session: Session, *, query: BuildQuery) -> list[dict[str, Any]]:

@@ -46,6 +46,19 @@ def paginate(rows: Sequence[R], *, page: int, per_page: int) -> list[R]:
     return list(rows[start : start + per_page])
 
 
+def page_of(
+    rows: Sequence[Any], *, page: int, per_page: int, catalog_version: int
+) -> ListResult[dict[str, Any]]:
+    """One page of catalog rows (anything with an `.item` list dict), with the paging."""
+    return ListResult(
+        items=[r.item for r in paginate(rows, page=page, per_page=per_page)],
+        total=len(rows),
+        page=page,
+        per_page=per_page,
+        catalog_version=catalog_version,
+    )
+
+
 def contains(haystack: str, needle: str | None) -> bool:
     """Case-insensitive substring test; a missing needle matches everything."""
     return needle is None or needle.strip().casefold() in haystack

@@ -21,7 +21,7 @@ from app.errors import FieldError, NotFound
 from app.models import ModelProfile
 from app.schemas.listing import ModelQuery
 from app.services.cache import Snapshot, snapshot
-from app.services.listing import ListResult, contains, paginate, sort_rows
+from app.services.listing import ListResult, contains, page_of, sort_rows
 from app.services.records import model_document
 from app.services.specs import model_spec
 
@@ -156,13 +156,7 @@ def list_models(session: Session, *, query: ModelQuery) -> ListResult[dict[str, 
     """One page of model profiles matching the query."""
     snap = snapshot(session)
     rows = _matching(snap, query)
-    return ListResult(
-        items=[r.item for r in paginate(rows, page=query.page, per_page=query.per_page)],
-        total=len(rows),
-        page=query.page,
-        per_page=query.per_page,
-        catalog_version=snap.version,
-    )
+    return page_of(rows, page=query.page, per_page=query.per_page, catalog_version=snap.version)
 
 
 def matching_models(session: Session, *, query: ModelQuery) -> list[dict[str, Any]]:
