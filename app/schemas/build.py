@@ -24,6 +24,23 @@ InterNodeKind = Literal["infiniband", "ethernet", "none"]
 Latency = Field(default=None, strict=True, ge=0, le=1e6, allow_inf_nan=False)
 
 
+def check_build_shape(
+    *,
+    nodes: int,
+    accelerators_per_node: int,
+    scale_up_domain_accelerators: int | None,
+    inter_node_kind: str | None,
+) -> None:
+    """Rules every build obeys, catalog or inline: a scale-up domain fits in the build, and
+    several nodes need a network unless one NVLink domain spans them all."""
+    count = nodes * accelerators_per_node
+    if scale_up_domain_accelerators is not None and scale_up_domain_accelerators > count:
+        raise ValueError("scale_up_domain_accelerators exceeds the build's accelerator count")
+    spans_all = (scale_up_domain_accelerators or 0) >= count
+    if nodes > 1 and inter_node_kind in (None, "none") and not spans_all:
+        raise ValueError("inter_node_link: several nodes need an inter-node link")
+
+
 class IntraNodeLinkIn(StrictModel):
     """The accelerator-to-accelerator link inside one node."""
 
@@ -73,15 +90,12 @@ class BuildIn(PricedRecord):
     @model_validator(mode="after")
     def _consistent(self) -> "BuildIn":
         check_estimated_names(self, self.estimated)
-        count = self.nodes * self.accelerators_per_node
-        if (
-            self.scale_up_domain_accelerators is not None
-            and self.scale_up_domain_accelerators > count
-        ):
-            raise ValueError("scale_up_domain_accelerators exceeds the build's accelerator count")
-        spans_all = (self.scale_up_domain_accelerators or 0) >= count
-        if self.nodes > 1 and self.inter_node_link.kind == "none" and not spans_all:
-            raise ValueError("inter_node_link: several nodes need an inter-node link")
+        check_build_shape(
+            nodes=self.nodes,
+            accelerators_per_node=self.accelerators_per_node,
+            scale_up_domain_accelerators=self.scale_up_domain_accelerators,
+            inter_node_kind=self.inter_node_link.kind,
+        )
         return self
 
 

@@ -13,7 +13,7 @@ from pydantic import (
 
 from app.engine import KV_BITS, RUNTIMES
 from app.schemas.accelerator import MemoryKind
-from app.schemas.build import InterNodeLinkIn, IntraNodeLinkIn
+from app.schemas.build import InterNodeLinkIn, IntraNodeLinkIn, check_build_shape
 from app.schemas.common import HfConfig, Name, NonNegativeMeasure, PositiveMeasure, StrictModel
 from app.schemas.listing import (
     DEFAULT_CONTEXT_TOKENS,
@@ -178,15 +178,12 @@ class InlineBuild(StrictModel):
         count = self.nodes * self.accelerators_per_node
         if count > MAX_INLINE_ACCELERATORS:
             raise ValueError(f"nodes x accelerators_per_node exceeds {MAX_INLINE_ACCELERATORS:,}")
-        if (
-            self.scale_up_domain_accelerators is not None
-            and self.scale_up_domain_accelerators > count
-        ):
-            raise ValueError("scale_up_domain_accelerators exceeds the build's accelerator count")
-        spans_all = (self.scale_up_domain_accelerators or 0) >= count
-        inter = self.inter_node_link
-        if self.nodes > 1 and (inter is None or inter.kind == "none") and not spans_all:
-            raise ValueError("inter_node_link: several nodes need an inter-node link")
+        check_build_shape(
+            nodes=self.nodes,
+            accelerators_per_node=self.accelerators_per_node,
+            scale_up_domain_accelerators=self.scale_up_domain_accelerators,
+            inter_node_kind=None if self.inter_node_link is None else self.inter_node_link.kind,
+        )
         return self
 
 
