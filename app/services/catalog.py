@@ -1,10 +1,10 @@
 """Import and export of whole catalog documents: seed files, `tierline seed`/`export`, admin import.
 
-A document is `{"accelerators": [...], "builds": [...], "models": [...]}` (any key may be left
-out). An import validates every record first; if any is invalid nothing is written and every error
-is listed with its record and field. Otherwise it upserts by slug in one transaction, records an
-audit event per change and raises the catalog version once. A dry run takes the same path and
-rolls back at the end, so its answer is the real run's.
+A document is `{"accelerators": [...], "builds": [...], "models": [...], "measurements": [...]}`
+(any key may be left out). An import validates every record first; if any is invalid nothing is
+written and every error is listed with its record and field. Otherwise it upserts by slug in one
+transaction, records an audit event per change and raises the catalog version once. A dry run
+takes the same path and rolls back at the end, so its answer is the real run's.
 """
 
 from collections.abc import Mapping
@@ -19,12 +19,16 @@ from sqlalchemy.orm import Session
 
 from app.errors import RecordError
 from app.schemas.accelerator import AcceleratorIn
+from app.schemas.build import BuildIn
+from app.schemas.model_profile import ModelIn
 from app.services.audit import record_change
 from app.services.catalog_version import bump_catalog_version, current_catalog_version
 from app.services.records import (
     ACCELERATOR,
+    BUILD,
     KIND_BY_KEY,
     KINDS,
+    MODEL,
     Kind,
     all_records,
     columns_for,
@@ -76,7 +80,7 @@ def load_document_file(path: Path) -> Any:
 
 
 def load_seed_directory(directory: Path) -> dict[str, Any]:
-    """Merge seed_data/{accelerators,builds,models}.yaml into one document."""
+    """Merge seed_data/{accelerators,builds,models,measurements}.yaml into one document."""
     document: dict[str, Any] = {}
     for kind in KINDS:
         path = directory / f"{kind.key}.yaml"
@@ -131,12 +135,18 @@ def _validate_document(
     for key in unknown:
         errors.append(
             RecordError(
-                "document", None, None, key, "unknown key; use accelerators, builds, models"
+                "document",
+                None,
+                None,
+                key,
+                f"unknown key; use {', '.join(k.key for k in KINDS)}",
             )
         )
     pending_accelerators: dict[str, AcceleratorIn] = {}
+    pending_builds: dict[str, BuildIn] = {}
+    pending_models: dict[str, ModelIn] = {}
     validated: list[tuple[Kind, list[BaseModel]]] = []
-    for kind in KINDS:  # accelerators first: builds refer to them
+    for kind in KINDS:  # in dependency order: builds refer to accelerators, measurements to all
         raws = document.get(kind.key, [])
         if not isinstance(raws, list):
             # An empty mapping or a null is not an empty list: the documented shape says list.
@@ -152,7 +162,12 @@ def _validate_document(
             slug = raw.get("slug") if isinstance(raw, Mapping) else None
             slug = slug if isinstance(slug, str) else None
             record, problems = validate_record(
-                session, kind, raw, pending_accelerators=pending_accelerators
+                session,
+                kind,
+                raw,
+                pending_accelerators=pending_accelerators,
+                pending_builds=pending_builds,
+                pending_models=pending_models,
             )
             for problem in problems:
                 errors.append(RecordError(kind.name, slug, index, problem.field, problem.message))
@@ -167,6 +182,10 @@ def _validate_document(
             seen.add(slug)
             if kind is ACCELERATOR:
                 pending_accelerators[slug] = record  # type: ignore[assignment]
+            elif kind is BUILD:
+                pending_builds[slug] = record  # type: ignore[assignment]
+            elif kind is MODEL:
+                pending_models[slug] = record  # type: ignore[assignment]
             records.append(record)
         validated.append((kind, records))
     return validated
