@@ -1,6 +1,6 @@
 """Measurement records as seeded, exported, read and written (the /work/data/SCHEMA.md shape)."""
 
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, ClassVar, Literal
 
 from pydantic import Field, model_validator
 
@@ -10,6 +10,7 @@ from app.schemas.common import (
     Name,
     NonNegativeMeasure,
     Notes,
+    Page,
     PositiveMeasure,
     ShortText,
     Slug,
@@ -17,6 +18,7 @@ from app.schemas.common import (
     SourceUrl,
     StrictModel,
 )
+from app.schemas.listing import ListQuery, SearchText, SlugRef, sort_param
 
 if TYPE_CHECKING:
     Metric = str
@@ -187,3 +189,36 @@ class MeasurementListItem(StrictModel):
     source_title: str | None
     as_of: str
     read_from_chart: bool
+
+
+class MeasurementQuery(ListQuery):
+    """Filters for measurements; `accelerator` also matches runs on a build of that accelerator."""
+
+    SORT_FIELDS: ClassVar[tuple[str, ...]] = (
+        "slug",
+        "name",
+        "model",
+        "runtime",
+        "metric",
+        "value",
+        "as_of",
+        "accelerator_count",
+        "batch",
+        "concurrency",
+        "prompt_tokens",
+    )
+    DEFAULT_SORT: ClassVar[str] = "slug"
+    sort: str | None = sort_param(SORT_FIELDS)
+
+    build: SlugRef | None = Field(default=None, description="build slug")
+    accelerator: SlugRef | None = Field(default=None, description="accelerator slug")
+    model: SlugRef | None = Field(default=None, description="model slug")
+    runtime: MeasurementRuntime | None = None
+    metric: Metric | None = None
+    source: SearchText | None = Field(
+        default=None, description="case-insensitive substring of the source URL or title"
+    )
+
+
+class MeasurementPage(Page[MeasurementListItem]):
+    """One page of measurements."""

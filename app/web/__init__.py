@@ -2,7 +2,7 @@
 
 from fastapi import APIRouter
 
-from app.web import builds, compare, estimate, home, models, recommend, reference
+from app.web import accuracy, builds, compare, estimate, home, models, recommend, reference
 from app.web.errors import render_error_page
 
 router = APIRouter(include_in_schema=False)
@@ -13,5 +13,6 @@ router.include_router(estimate.router)
 router.include_router(compare.router)
 router.include_router(recommend.router)
 router.include_router(reference.router)
+router.include_router(accuracy.router)
 
 __all__ = ["render_error_page", "router"]

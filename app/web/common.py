@@ -21,6 +21,7 @@ NAV = (
     ("/compare", "Compare"),
     ("/estimate", "Calculator"),
     ("/recommend", "Recommend"),
+    ("/accuracy", "Accuracy"),
     ("/glossary", "Glossary"),
     ("/about", "About the numbers"),
 )
