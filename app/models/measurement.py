@@ -42,6 +42,8 @@ MEASUREMENT_RUNTIMES = (
     "trt-llm",
     "exllamav2",
     "ktransformers",
+    "ik_llama.cpp",
+    "lmdeploy",
 )
 
 
@@ -71,7 +73,8 @@ class Measurement(CatalogRecord, Base):
     runtime: Mapped[str] = mapped_column(String(32), index=True)
     runtime_version: Mapped[str | None] = mapped_column(String(SHORT_TEXT_LENGTH))
     backend: Mapped[str | None] = mapped_column(String(32))
-    precision: Mapped[str] = mapped_column(String(32))
+    # Null when the source does not say (MLPerf rows often do not): such rows are not predicted.
+    precision: Mapped[str | None] = mapped_column(String(32))
     batch: Mapped[int | None] = mapped_column(Integer)
     concurrency: Mapped[int | None] = mapped_column(Integer)
     prompt_tokens: Mapped[int | None] = mapped_column(Integer)

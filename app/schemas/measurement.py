@@ -114,8 +114,9 @@ class MeasurementIn(StrictModel):
     runtime: MeasurementRuntime
     runtime_version: ShortText | None = None
     backend: Backend | None = None
-    precision: str = Field(
-        pattern=r"^[a-z0-9][a-z0-9_.-]{0,31}$", description="weight format as published (q4_0)"
+    precision: str | None = Field(
+        pattern=r"^[a-z0-9][a-z0-9_.-]{0,31}$",
+        description="weight format as published (q4_0); null when the source does not say",
     )
     batch: int | None = Count
     concurrency: int | None = Count
@@ -124,7 +125,7 @@ class MeasurementIn(StrictModel):
     context_depth_tokens: int | None = TokenCount
     tensor_parallel: int | None = Count
     pipeline_parallel: int | None = Count
-    offload: dict[str, int] | None = Field(
+    offload: dict[str, int | ShortText] | None = Field(
         default=None, description="as published: {ngl: N} or {n_cpu_moe: N}", max_length=4
     )
     metric: Metric
@@ -150,7 +151,9 @@ class MeasurementIn(StrictModel):
                 raise ValueError("value: out_of_memory takes true (it failed) or false (it ran)")
         elif isinstance(self.value, bool) or self.value <= 0:
             raise ValueError(f"value: {self.metric} takes a positive number")
-        if self.offload is not None and any(v < 0 for v in self.offload.values()):
+        if self.offload is not None and any(
+            isinstance(v, int) and v < 0 for v in self.offload.values()
+        ):
             raise ValueError("offload: layer counts cannot be negative")
         return self
 
@@ -175,7 +178,7 @@ class MeasurementListItem(StrictModel):
     runtime: str
     runtime_version: str | None
     backend: str | None
-    precision: str
+    precision: str | None
     batch: int | None
     concurrency: int | None
     prompt_tokens: int | None

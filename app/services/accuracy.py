@@ -20,7 +20,7 @@ says the model does not fit counts as a 100 % miss (the run was measured, so it 
 
 import math
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pydantic import ValidationError
@@ -65,10 +65,14 @@ METRIC_LABELS = {
     "output_tokens_per_s_total": "serving output tokens/s",
     "out_of_memory": "fits or not",
 }
+# Names sources use for one of the engine's formats (llama.cpp writes f16; AWQ and GPTQ
+# checkpoints are the engine's int4 family). Formats without an exact counterpart stay unmodelled.
+PRECISION_ALIASES = {"f16": "fp16", "f32": "fp32", "int4-awq": "int4", "int4-gptq": "int4"}
 # llama-bench's default prompt (pp512): used for a prefill figure whose prompt is not published.
 UNPUBLISHED_PROMPT_TOKENS = 512
 WORST_MISSES = 15
-POOLED = "all"  # runtime and device class of the by-metric table
+POOLED = "all"
+MAX_BATCH_ATTEMPTS = 8  # runtime and device class of the by-metric table
 # Engine runs by input value (the same key space as estimates.ENGINE_RESULTS; ~1,000 rows).
 PREDICTIONS = ValueCache(max_entries=5_000)
 
@@ -167,8 +171,16 @@ def _hardware(snap: Snapshot, record: MeasurementIn) -> tuple[BuildSpec, str]:
         )
         return row.spec, kind
     spec = hw.accelerator_spec
+    catalog_row = accelerators.get(str(hw.accelerator))
     accelerator: str | InlineAccelerator
-    if spec is not None:
+    if catalog_row is not None:
+        # A catalog accelerator is the reviewed record: it wins over a spec carried by the row.
+        acc = catalog_row.item
+        accelerator = catalog_row.slug
+        kind = device_class(
+            memory_kind=acc["memory_kind"], vendor=acc["vendor"], memory_type=acc["memory_type"]
+        )
+    elif spec is not None:
         accelerator = InlineAccelerator(
             name=spec.name,
             memory_gb=spec.memory_gb,
@@ -182,14 +194,7 @@ def _hardware(snap: Snapshot, record: MeasurementIn) -> tuple[BuildSpec, str]:
         )
         kind = device_class(memory_kind=spec.memory_kind, vendor=spec.vendor, memory_type=None)
     else:
-        acc_row = accelerators.get(str(hw.accelerator))
-        if acc_row is None:
-            raise _Skip(f"accelerator '{hw.accelerator}' is no longer in the catalog")
-        acc = acc_row.item
-        accelerator = acc_row.slug
-        kind = device_class(
-            memory_kind=acc["memory_kind"], vendor=acc["vendor"], memory_type=acc["memory_type"]
-        )
+        raise _Skip(f"accelerator '{hw.accelerator}' is no longer in the catalog")
     if hw.nodes > 1 and hw.inter_node_link is None:
         raise _Skip("several nodes but no inter_node_link published")
     try:
@@ -211,7 +216,10 @@ def _hardware(snap: Snapshot, record: MeasurementIn) -> tuple[BuildSpec, str]:
 
 
 def _workload(record: MeasurementIn) -> Workload:
-    if record.precision not in PRECISIONS:
+    if record.precision is None:
+        raise _Skip("the source does not give the precision")
+    precision = PRECISION_ALIASES.get(record.precision, record.precision)
+    if precision not in PRECISIONS:
         raise _Skip(f"precision '{record.precision}' is not modelled by the engine")
     if record.runtime not in RUNTIMES:
         raise _Skip(f"runtime '{record.runtime}' is not modelled by the engine")
@@ -231,7 +239,7 @@ def _workload(record: MeasurementIn) -> Workload:
     batch = record.batch or record.concurrency or 1
     return workload_spec(
         WorkloadIn(
-            precision=record.precision,
+            precision=precision,
             context_tokens=max(1, context),
             prompt_tokens=min(prompt, max(1, context)) or None,
             batch=batch,
@@ -242,6 +250,25 @@ def _workload(record: MeasurementIn) -> Workload:
     )
 
 
+def _max_throughput_batch(build: BuildSpec, model: ModelSpec, workload: Workload) -> Workload:
+    """A throughput figure published without its batch is a maximum-throughput run: quote it at
+    the largest batch the engine says fits (the same batch for every predictor). The engine's
+    `max_batch_that_fits` is read at one batch and re-checked at that batch, a few times, since
+    activation memory grows with the batch too."""
+    fitting = workload
+    candidate = _estimate(build, model, workload).max_batch_that_fits
+    for _attempt in range(MAX_BATCH_ATTEMPTS):
+        if candidate is None or candidate <= fitting.batch:
+            break
+        trial = replace(workload, batch=candidate)
+        est = _estimate(build, model, trial)
+        if est.fits:
+            fitting = trial
+            break
+        candidate = est.max_batch_that_fits
+    return fitting
+
+
 def _case(snap: Snapshot, row: MeasurementRow) -> Case:
     record = row.record
     model = model_rows(snap).get(record.model)
@@ -249,6 +276,12 @@ def _case(snap: Snapshot, row: MeasurementRow) -> Case:
         raise _Skip(f"model '{record.model}' is no longer in the catalog")
     build, kind = _hardware(snap, record)
     workload = _workload(record)
+    unpublished_batch = record.batch is None and record.concurrency is None
+    if record.metric == "output_tokens_per_s_total" and unpublished_batch:
+        try:
+            workload = _max_throughput_batch(build, model.spec, workload)
+        except DomainError as exc:
+            raise _Skip(f"the engine refuses the inputs: {exc.detail}") from None
     return Case(
         slug=row.slug,
         source_url=record.source_url,
@@ -299,11 +332,14 @@ def serving_figure(
     raise ValueError(f"not a serving metric: {metric}")
 
 
-def _engine_estimate(case: Case) -> Estimate:
-    key = (case.build, case.model, case.workload)
+def _estimate(build: BuildSpec, model: ModelSpec, workload: Workload) -> Estimate:
     return PREDICTIONS.get(
-        key, lambda: run_engine(case.build, case.model, case.workload, CostAssumptions())
+        (build, model, workload), lambda: run_engine(build, model, workload, CostAssumptions())
     )
+
+
+def _engine_estimate(case: Case) -> Estimate:
+    return _estimate(case.build, case.model, case.workload)
 
 
 def engine_predictor(case: Case) -> Predicted:
@@ -423,8 +459,11 @@ class GroupSummary:
 
     @property
     def engine_better(self) -> bool | None:
-        """True when the engine's median error is below the roofline's (fit: more agreeing)."""
+        """True when the engine's median error is below the roofline's (fit: more verdicts
+        agree); None when there is nothing to compare or both agree equally often."""
         if self.fit_agreeing is not None and self.roofline_fit_agreeing is not None:
+            if self.fit_agreeing == self.roofline_fit_agreeing:
+                return None
             return self.fit_agreeing > self.roofline_fit_agreeing
         if self.engine.median is None or self.roofline.median is None:
             return None

@@ -273,6 +273,7 @@ def _check_measurement(
     elif (
         hw.accelerator is not None
         and hw.accelerator_spec is None
+        and not hw.groups
         and not _exists(session, Accelerator, hw.accelerator, accelerators)
     ):
         problems.append(
@@ -355,7 +356,13 @@ def columns_for(session: Session, record: BaseModel) -> dict[str, Any]:
     if isinstance(record, MeasurementIn):
         values = record.model_dump(exclude={"hardware", "model", "value"})
         hw = record.hardware
-        accelerator_slug = hw.accelerator if hw.accelerator_spec is None else None
+        # The catalog accelerator when the name resolves to one (lists filter on it), even if
+        # the row also carries the spec it was collected with.
+        accelerator_slug = (
+            hw.accelerator
+            if hw.accelerator is not None and _exists(session, Accelerator, hw.accelerator, {})
+            else None
+        )
         if hw.build is not None:
             found = _build_hardware(session, hw.build, {})
             assert found is not None, "validate_record checks the build exists"

@@ -30,7 +30,7 @@ def upgrade() -> None:
     sa.Column('runtime', sa.String(length=32), nullable=False),
     sa.Column('runtime_version', sa.String(length=200), nullable=True),
     sa.Column('backend', sa.String(length=32), nullable=True),
-    sa.Column('precision', sa.String(length=32), nullable=False),
+    sa.Column('precision', sa.String(length=32), nullable=True),
     sa.Column('batch', sa.Integer(), nullable=True),
     sa.Column('concurrency', sa.Integer(), nullable=True),
     sa.Column('prompt_tokens', sa.Integer(), nullable=True),
