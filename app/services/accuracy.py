@@ -664,6 +664,35 @@ def measured_vs_predicted_for_build(snap: Snapshot, *, slug: str) -> list[dict[s
     return _page_rows(snap, rows)
 
 
+def build_device_class(snap: Snapshot, *, slug: str) -> str | None:
+    """The device class of a catalog build's accelerator (None for an unknown build)."""
+    build = build_rows(snap).by_slug.get(slug)
+    if build is None:
+        return None
+    acc = accelerator_rows(snap)[build.accelerator_slug].item
+    return device_class(
+        memory_kind=acc["memory_kind"], vendor=acc["vendor"], memory_type=acc["memory_type"]
+    )
+
+
+def accuracy_notes_for_build(snap: Snapshot, *, slug: str) -> list[str]:
+    """What the measurements say of the estimates that apply to this build: one sentence per
+    metric and runtime measured on its device class."""
+    kind = build_device_class(snap, slug=slug)
+    if kind is None:
+        return []
+    notes = []
+    for summary in accuracy_report(snap)["groups"]:
+        if summary["device_class"] != kind or summary["metric"] == FIT_METRIC:
+            continue
+        note = group_note(
+            snap, metric=summary["metric"], runtime=summary["runtime"], device_class=kind
+        )
+        if note is not None:
+            notes.append(note)
+    return notes
+
+
 def measured_vs_predicted_for_model(snap: Snapshot, *, slug: str) -> list[dict[str, Any]]:
     """Measurements of this model, each with the engine's prediction and the error."""
     return _page_rows(snap, [r for r in measurement_rows(snap) if r.item["model"] == slug])
@@ -698,6 +727,7 @@ __all__ = [
     "device_class",
     "engine_predictor",
     "evaluate",
+    "accuracy_notes_for_build",
     "measured_vs_predicted_for_build",
     "measured_vs_predicted_for_model",
     "measurement_cases",

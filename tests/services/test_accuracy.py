@@ -7,6 +7,7 @@ from app.engine import AcceleratorSpec, BuildSpec, Workload, model_spec_from_hf_
 from app.services.accuracy import (
     Case,
     Group,
+    accuracy_notes_for_build,
     accuracy_report,
     device_class,
     engine_predictor,
@@ -156,3 +157,16 @@ def test_the_report_follows_an_import(session: Session) -> None:
     after = accuracy_report(snapshot(session))
     assert after["measurements"] == before["measurements"] + 1
     assert after["worst_misses"][0]["slug"] == "t-far"
+
+
+def test_build_notes_quote_the_groups_of_its_device_class(session: Session) -> None:
+    snap = snapshot(session)
+    notes = accuracy_notes_for_build(snap, slug="1x-rtx-4090-desktop")
+    groups = [
+        g
+        for g in accuracy_report(snap)["groups"]
+        if g["device_class"] == "discrete GDDR" and g["metric"] != "out_of_memory"
+    ]
+    assert len(notes) == len(groups) > 0
+    assert all("discrete GDDR: median error" in note for note in notes)
+    assert accuracy_notes_for_build(snap, slug="no-such-build") == []
