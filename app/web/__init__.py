@@ -2,7 +2,17 @@
 
 from fastapi import APIRouter
 
-from app.web import accuracy, builds, compare, estimate, home, models, recommend, reference
+from app.web import (
+    accuracy,
+    builds,
+    compare,
+    estimate,
+    home,
+    measurements,
+    models,
+    recommend,
+    reference,
+)
 from app.web.errors import render_error_page
 
 router = APIRouter(include_in_schema=False)
@@ -14,5 +24,6 @@ router.include_router(compare.router)
 router.include_router(recommend.router)
 router.include_router(reference.router)
 router.include_router(accuracy.router)
+router.include_router(measurements.router)
 
 __all__ = ["render_error_page", "router"]

@@ -60,3 +60,14 @@ def test_model_page_lists_its_measurements(web: TestClient) -> None:
     html = web.get("/models/llama-3-8b").text
     assert measured and all(m["slug"] in html for m in measured)
     assert "Measured vs predicted" in parse(html).one("main").text()
+
+
+def test_measurements_list_matches_the_api_and_links_its_twins(web: TestClient) -> None:
+    params = {"metric": "prefill_tokens_per_s", "sort": "-value"}
+    api = web.get("/api/v1/measurements", params=params).json()
+    doc = parse(web.get("/measurements", params=params).text)
+    rows = doc.one("table").one("tbody").find_all("tr")
+    assert len(rows) == len(api["items"]) > 0
+    hrefs = [a.attrs.get("href") or "" for a in doc.find_all("a")]
+    assert any(h.startswith("/api/v1/measurements.csv?") and "metric=prefill" in h for h in hrefs)
+    assert all(f"/api/v1/measurements/{item['slug']}" in hrefs for item in api["items"])
