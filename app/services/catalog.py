@@ -30,9 +30,9 @@ from app.services.records import (
     KINDS,
     MODEL,
     Kind,
+    Record,
     all_records,
     columns_for,
-    get_record,
     record_document,
     validate_record,
 )
@@ -73,10 +73,15 @@ class ImportResult:
         }
 
 
+# libyaml's loader when PyYAML was built with it: the pure-Python one takes seconds per MB, and
+# the measurements seed file is megabytes. Both are safe loaders (plain data only).
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 def load_document_file(path: Path) -> Any:
     """Parse a YAML or JSON document file (JSON is YAML)."""
     with path.open(encoding="utf-8") as fh:
-        return yaml.safe_load(fh)
+        return yaml.load(fh, Loader=_YAML_LOADER)  # noqa: S506 (a safe loader)
 
 
 def load_seed_directory(directory: Path) -> dict[str, Any]:
@@ -101,10 +106,17 @@ def import_document(
     changed = False
     try:
         for kind, records in validated:
-            for record in records:
-                changed |= _upsert(session, kind, record, actor=actor, result=result)
-                # Builds of this document may name accelerators created just above.
-                session.flush()
+            stored = {r.slug: r for r in all_records(session, kind)}
+            # One flush per kind lets the inserts go out in batches (a seed holds thousands of
+            # measurements); the lookups columns_for makes need only the kinds before this one.
+            with session.no_autoflush:
+                for record in records:
+                    changed |= _upsert(
+                        session, kind, record, actor=actor, result=result, stored=stored
+                    )
+            # Later kinds of this document refer to these records (builds to accelerators,
+            # measurements to builds and models).
+            session.flush()
         if changed:
             bump_catalog_version(session)
             session.flush()
@@ -192,11 +204,17 @@ def _validate_document(
 
 
 def _upsert(
-    session: Session, kind: Kind, record: BaseModel, *, actor: str, result: ImportResult
+    session: Session,
+    kind: Kind,
+    record: BaseModel,
+    *,
+    actor: str,
+    result: ImportResult,
+    stored: Mapping[str, Record],
 ) -> bool:
     slug: str = record.slug  # type: ignore[attr-defined]
     ref = RecordRef(kind.name, slug)
-    existing = get_record(session, kind, slug)
+    existing = stored.get(slug)
     after = record.model_dump(mode="json")
     if existing is None:
         session.add(kind.orm(**columns_for(session, record)))
