@@ -4,6 +4,7 @@ from typing import Any
 
 from fastapi.testclient import TestClient
 
+from tests.admin.test_admin_pages import sign_in
 from tests.services.test_measurements import measurement
 
 PATH = "/api/v1/admin/measurements"
@@ -49,3 +50,13 @@ def test_import_of_measurements_is_all_or_nothing(admin_client: TestClient) -> N
     document["measurements"].pop()
     assert admin_client.post("/api/v1/admin/import", json=document).status_code == 200
     assert admin_client.get("/api/v1/measurements/adm-ok").status_code == 200
+
+
+def test_admin_pages_list_and_show_measurements(client: TestClient, admin_token: str) -> None:
+    sign_in(client, admin_token)
+    listing = client.get("/admin/measurements")
+    assert listing.status_code == 200
+    slug = "d01-llamacpp-llama-3-8b-rtx3090-q4-0"
+    assert slug in listing.text
+    edit = client.get(f"/admin/measurements/{slug}")
+    assert edit.status_code == 200 and "hardware.accelerator" in edit.text
