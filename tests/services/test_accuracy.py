@@ -1,5 +1,8 @@
 """The accuracy machinery: engine inputs from measurements, predictors, errors and groups."""
 
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+
 import pytest
 from sqlalchemy.orm import Session
 
@@ -9,6 +12,7 @@ from app.services.accuracy import (
     Group,
     accuracy_notes_for_build,
     accuracy_report,
+    cross_validate_by_source,
     device_class,
     engine_predictor,
     evaluate,
@@ -170,3 +174,24 @@ def test_build_notes_quote_the_groups_of_its_device_class(session: Session) -> N
     assert len(notes) == len(groups) > 0
     assert all("discrete GDDR: median error" in note for note in notes)
     assert accuracy_notes_for_build(snap, slug="no-such-build") == []
+
+
+def test_leave_one_source_out_never_fits_on_the_held_out_source() -> None:
+    def at(source: str, measured: float) -> Case:
+        return replace(_case(measured=measured), source_url=source, slug=f"{source}-{measured}")
+
+    cases = [
+        at("https://a.example", 100.0),
+        at("https://a.example", 100.0),
+        at("https://b.example", 300.0),
+    ]
+
+    def fit(training: Sequence[Case]) -> Callable[[Case], float]:
+        mean = sum(float(c.measured) for c in training) / len(training)
+        return lambda case: mean
+
+    results = cross_validate_by_source(cases, fit)
+    assert [r.case.slug for r in results] == [c.slug for c in cases]
+    # Source a is predicted from b alone (300), b from a alone (100).
+    assert [r.predicted for r in results] == [300.0, 300.0, 100.0]
+    assert results[2].error == pytest.approx(2 / 3)
