@@ -81,7 +81,7 @@ _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 def load_document_file(path: Path) -> Any:
     """Parse a YAML or JSON document file (JSON is YAML)."""
     with path.open(encoding="utf-8") as fh:
-        return yaml.load(fh, Loader=_YAML_LOADER)  # noqa: S506 (a safe loader)
+        return yaml.load(fh, Loader=_YAML_LOADER)
 
 
 def load_seed_directory(directory: Path) -> dict[str, Any]:
