@@ -6,10 +6,10 @@ from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import Response
 
 from app.api._common import (
+    API_PREFIX,
     CSV_RESPONSE,
     GET_RESPONSES,
     NOT_FOUND,
-    QueryModelRoute,
     cached_csv,
     cached_json,
     cached_page,
@@ -19,7 +19,7 @@ from app.schemas.accelerator import AcceleratorRead
 from app.schemas.listing import AcceleratorListItem, AcceleratorPage, AcceleratorQuery
 from app.services import accelerators
 
-router = APIRouter(tags=["accelerators"], route_class=QueryModelRoute)
+router = APIRouter(prefix=API_PREFIX, tags=["accelerators"])
 
 ACCELERATOR_CSV_COLUMNS = tuple(AcceleratorListItem.model_fields)
 SlugPath = Annotated[str, Path(max_length=200, description="accelerator slug")]

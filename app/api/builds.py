@@ -6,10 +6,10 @@ from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import Response
 
 from app.api._common import (
+    API_PREFIX,
     CSV_RESPONSE,
     GET_RESPONSES,
     NOT_FOUND,
-    QueryModelRoute,
     cached_csv,
     cached_json,
     cached_page,
@@ -19,7 +19,7 @@ from app.schemas.build import BuildListItem, BuildRead
 from app.schemas.listing import BuildPage, BuildQuery
 from app.services import builds
 
-router = APIRouter(tags=["builds"], route_class=QueryModelRoute)
+router = APIRouter(prefix=API_PREFIX, tags=["builds"])
 
 BUILD_CSV_COLUMNS = tuple(BuildListItem.model_fields)
 SlugPath = Annotated[str, Path(max_length=200, description="build slug")]

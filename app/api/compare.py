@@ -5,12 +5,12 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
 
-from app.api._common import GET_RESPONSES, NOT_FOUND, QueryModelRoute, cached_json, settings_of
+from app.api._common import API_PREFIX, GET_RESPONSES, NOT_FOUND, cached_json, settings_of
 from app.schemas.compare import CompareOut, CompareQuery
 from app.services.compare import compare_builds
 from app.services.estimates import cost_assumptions
 
-router = APIRouter(tags=["compare"], route_class=QueryModelRoute)
+router = APIRouter(prefix=API_PREFIX, tags=["compare"])
 
 
 @router.get(

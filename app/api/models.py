@@ -6,10 +6,10 @@ from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import Response
 
 from app.api._common import (
+    API_PREFIX,
     CSV_RESPONSE,
     GET_RESPONSES,
     NOT_FOUND,
-    QueryModelRoute,
     cached_csv,
     cached_json,
     cached_page,
@@ -19,7 +19,7 @@ from app.schemas.listing import ModelPage, ModelQuery
 from app.schemas.model_profile import ModelListItem, ModelRead
 from app.services import models
 
-router = APIRouter(tags=["models"], route_class=QueryModelRoute)
+router = APIRouter(prefix=API_PREFIX, tags=["models"])
 
 MODEL_CSV_COLUMNS = tuple(ModelListItem.model_fields)
 SlugPath = Annotated[str, Path(max_length=200, description="model slug")]

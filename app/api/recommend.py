@@ -5,12 +5,12 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
 
-from app.api._common import GET_RESPONSES, NOT_FOUND, QueryModelRoute, cached_json, settings_of
+from app.api._common import API_PREFIX, GET_RESPONSES, NOT_FOUND, cached_json, settings_of
 from app.schemas.recommend import RecommendOut, RecommendQuery
 from app.services.estimates import cost_assumptions
 from app.services.recommend import recommend
 
-router = APIRouter(tags=["recommend"], route_class=QueryModelRoute)
+router = APIRouter(prefix=API_PREFIX, tags=["recommend"])
 
 
 @router.get(

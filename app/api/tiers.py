@@ -5,11 +5,11 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
 
-from app.api._common import GET_RESPONSES, QueryModelRoute, cached_json
+from app.api._common import API_PREFIX, GET_RESPONSES, cached_json
 from app.schemas.tiers import TiersOut, TiersQuery
 from app.services.tiers import tier_line
 
-router = APIRouter(tags=["tiers"], route_class=QueryModelRoute)
+router = APIRouter(prefix=API_PREFIX, tags=["tiers"])
 
 
 @router.get(

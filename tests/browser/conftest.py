@@ -7,6 +7,7 @@ Chromium comes from the system (/usr/bin/chromium, `apt-get install chromium`), 
 import importlib.util
 import os
 import socket
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -39,7 +40,9 @@ CHROMIUM = Path(os.environ.get("TIERLINE_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 # Ports this suite prefers (kept apart from other local servers); any free port otherwise.
 PREFERRED_PORTS = range(8201, 8220)
-OUTPUT_DIR = Path(os.environ.get("TIERLINE_TEST_OUTPUT", PROJECT_ROOT / "test-output")) / "browser"
+# Screenshots go to a temporary folder (the suite writes nothing into the checkout).
+DEFAULT_OUTPUT = Path(tempfile.gettempdir()) / "tierline-test-output"
+OUTPUT_DIR = Path(os.environ.get("TIERLINE_TEST_OUTPUT", DEFAULT_OUTPUT)) / "browser"
 
 
 def _free_port() -> int:
