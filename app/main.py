@@ -63,13 +63,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(AdminSessionMiddleware, secret_key=settings.secret_key,
                        max_age=settings.admin_session_max_age_s)
     add_production_middleware(app, settings)
+    # Most requested first: a request is matched against the routes in this order.
     app.include_router(health.router)
+    for router in (*api.ROUTERS, *web.ROUTERS, *admin.ROUTERS):
+        app.include_router(router)
     app.include_router(metrics.router)
     install_api_docs(app)
-    for api_router in api.ROUTERS:
-        app.include_router(api_router)
-    app.include_router(admin.router)
-    app.include_router(web.router)
     app.mount("/static", StaticFiles(directory=settings.static_dir), name="static")
     return app
 
