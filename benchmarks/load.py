@@ -45,20 +45,17 @@ from app.migrate import upgrade_to_head  # noqa: E402
 from app.services.catalog import export_document, import_document, load_seed_directory  # noqa: E402
 
 TARGET_P99_MS = 250.0
-PORTS = range(8401, 8420)
 
 
 def free_port(preferred: int | None) -> int:
+    """`preferred` when given, else a port the OS picks (never a fixed range shared with others)."""
     import socket
 
-    for port in ([preferred] if preferred else []) + list(PORTS):
-        with socket.socket() as sock:
-            try:
-                sock.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
-    raise SystemExit("no free port in 8401-8419")
+    if preferred:
+        return preferred
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
 
 
 def ensure_wrk() -> str:
