@@ -12,7 +12,7 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import SQLAlchemyError
 
 from app.admin.cli import admin_cli
-from app.config import get_settings
+from app.config import Settings, get_settings
 from app.db import make_engine, make_sessionmaker
 from app.migrate import upgrade_to_head
 from app.models import Build
@@ -135,19 +135,32 @@ def serve(
             seed(None, dry_run=False)
     from app.metrics import multiprocess_directory
 
+    options = uvicorn_options(settings, host=host, port=port, workers=workers)
     # Several workers share their Prometheus metrics through a fresh directory (app/metrics.py).
-    with multiprocess_directory(workers or settings.workers):
-        uvicorn.run(
-            "app.main:app_factory",
-            factory=True,
-            host=host or settings.host,
-            port=port or settings.port,
-            workers=workers or settings.workers,
-            proxy_headers=True,
-            forwarded_allow_ips=settings.forwarded_allow_ips,
-            log_level=settings.log_level,
-            timeout_graceful_shutdown=20,
-        )
+    with multiprocess_directory(options["workers"]):
+        uvicorn.run("app.main:app_factory", factory=True, **options)
+
+
+def uvicorn_options(
+    settings: Settings,
+    *,
+    host: str | None = None,
+    port: int | None = None,
+    workers: int | None = None,
+) -> dict[str, Any]:
+    """How `serve` runs uvicorn (benchmarks/http_bench.py runs its baseline the same way)."""
+    return {
+        "host": host or settings.host,
+        "port": port or settings.port,
+        "workers": workers or settings.workers,
+        "proxy_headers": True,
+        "forwarded_allow_ips": settings.forwarded_allow_ips,
+        "log_level": settings.log_level,
+        # One log line per request: the app's JSON line (app/middleware.py) carries the
+        # method, route, status, duration and request id, so uvicorn's text line would repeat it.
+        "access_log": False,
+        "timeout_graceful_shutdown": 20,
+    }
 
 
 def _catalog_is_empty(url: str) -> bool:

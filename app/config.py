@@ -6,7 +6,18 @@ from pathlib import Path
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
+PACKAGE_DIR = Path(__file__).resolve().parent
+PROJECT_ROOT = PACKAGE_DIR.parent
+
+
+def data_dir(name: str) -> Path:
+    """A top-level data folder (templates, static, seed_data, migrations, docs).
+
+    A regular install carries them inside the package (setup.py bundles them); a checkout or an
+    editable install reads them beside the package.
+    """
+    bundled = PACKAGE_DIR / "_bundled" / name
+    return bundled if bundled.is_dir() else PROJECT_ROOT / name
 
 
 class Settings(BaseSettings):
@@ -19,10 +30,10 @@ class Settings(BaseSettings):
     port: int = Field(default=8000, ge=1, le=65535)
     workers: int = Field(default=1, ge=1, le=64)
     seed_on_start: bool = True
-    templates_dir: Path = PROJECT_ROOT / "templates"
-    static_dir: Path = PROJECT_ROOT / "static"
-    seed_dir: Path = PROJECT_ROOT / "seed_data"
-    docs_dir: Path = PROJECT_ROOT / "docs"
+    templates_dir: Path = data_dir("templates")
+    static_dir: Path = data_dir("static")
+    seed_dir: Path = data_dir("seed_data")
+    docs_dir: Path = data_dir("docs")
     # Signs the admin session cookie; set it in production so sessions survive restarts
     # and are shared by every worker.
     secret_key: str = "change-me-in-production"

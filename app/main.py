@@ -10,7 +10,7 @@ from fastapi.staticfiles import StaticFiles
 from sqlalchemy.exc import OperationalError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from app import admin, api, web
+from app import __version__, admin, api, web
 from app.admin.session import AdminSessionMiddleware
 from app.api import health, metrics
 from app.api_docs import install_api_docs
@@ -39,7 +39,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     app = FastAPI(
         title="tierline",
-        version="1.0.0",
+        version=__version__,
         summary="Which AI hardware build runs this model, how fast, and at what cost.",
         lifespan=lifespan,
         # /docs is served from local assets under the CSP (app/api_docs.py); no ReDoc.
@@ -63,13 +63,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(AdminSessionMiddleware, secret_key=settings.secret_key,
                        max_age=settings.admin_session_max_age_s)
     add_production_middleware(app, settings)
+    # Most requested first: a request is matched against the routes in this order.
     app.include_router(health.router)
+    for router in (*api.ROUTERS, *web.ROUTERS, *admin.ROUTERS):
+        app.include_router(router)
     app.include_router(metrics.router)
     install_api_docs(app)
-    for api_router in api.ROUTERS:
-        app.include_router(api_router, prefix=api.PREFIX)
-    app.include_router(admin.router)
-    app.include_router(web.router)
     app.mount("/static", StaticFiles(directory=settings.static_dir), name="static")
     return app
 

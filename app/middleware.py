@@ -26,12 +26,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 from fastapi import FastAPI
-from fastapi.routing import iter_route_contexts
 from sqlalchemy.exc import DBAPIError, DisconnectionError
 from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
-from starlette.routing import Mount, compile_path
+from starlette.routing import Match, Mount
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.config import Settings
@@ -74,22 +73,23 @@ def _render(scope: Scope, error: DomainError) -> Any:
     return render_problem(Request(scope), error)
 
 
+# Methods the app's routes may serve; a 405's Allow header lists those that match the path.
+PROBED_METHODS = ("DELETE", "GET", "PATCH", "POST", "PUT")
+
+
 def allowed_methods(app: Any, path: str) -> list[str]:
-    """Every method some route of `app` serves at `path` (HEAD implied by GET)."""
-    table: list[tuple[re.Pattern[str], frozenset[str]]] | None = getattr(
-        app.state, "method_table", None
-    )
-    if table is None:
-        table = []
-        for context in iter_route_contexts(app.routes):
-            methods = getattr(context.original_route, "methods", None)
-            if isinstance(context.path, str) and methods:
-                table.append((compile_path(context.path)[0], frozenset(methods)))
-        app.state.method_table = table
+    """Every method some route of `app` serves at `path` (HEAD wherever GET is).
+
+    Asks each route whether it fully matches the path under each method (Starlette's public
+    `BaseRoute.matches`), so routes of included routers answer for themselves.
+    """
     found: set[str] = set()
-    for regex, methods in table:
-        if regex.match(path):
-            found |= methods
+    for method in PROBED_METHODS:
+        probe: Scope = {"type": "http", "path": path, "root_path": "", "method": method}
+        if any(route.matches(probe)[0] is Match.FULL for route in app.router.routes):
+            found.add(method)
+    if "GET" in found:
+        found.add("HEAD")
     return sorted(found)
 
 
@@ -162,28 +162,13 @@ def _content_length(scope: Scope) -> int | None:
     return None
 
 
-def _full_paths(app: Any, *, refresh: bool = False) -> dict[int, str]:
-    """id(route) -> its full path template, included routers' prefixes applied (cached per app)."""
-    cached: dict[int, str] | None = getattr(app.state, "route_templates", None)
-    if cached is None or refresh:
-        cached = {}
-        for context in iter_route_contexts(app.routes):
-            if isinstance(context.path, str):
-                cached[id(context.original_route)] = context.path
-        app.state.route_templates = cached
-    return cached
-
-
 def route_template(scope: Scope) -> str:
-    """The matched route's path template (bounded label values), never the raw path."""
+    """The matched route's path template (bounded label values), never the raw path.
+
+    Every router declares its full prefix itself (app/api/__init__.py), so a route's own `path`
+    is its full template.
+    """
     route = scope.get("route")
-    if route is not None and "app" in scope:
-        # A route of an included router knows only its own path; the app knows the full one.
-        full = _full_paths(scope["app"]).get(id(route))
-        if full is None:
-            full = _full_paths(scope["app"], refresh=True).get(id(route))
-        if full is not None:
-            return full
     path = getattr(route, "path", None)
     if isinstance(path, str):
         return path or "/"
@@ -262,6 +247,12 @@ class EdgeMiddleware:
         from app.metrics import observe_request
 
         request_id = _request_id(scope)
+        method = scope["method"]
+        # HEAD is answered wherever GET is (load balancers probe with it): the app runs the GET
+        # and the body is dropped here; the headers (Content-Length included) are the GET's.
+        head = method == "HEAD"
+        if head:
+            scope["method"] = "GET"
         request_id_header = (REQUEST_ID_HEADER, request_id.encode())
         state = scope.get("state")
         if state is None:
@@ -290,6 +281,8 @@ class EdgeMiddleware:
                         headers.append((b"allow", ", ".join(methods).encode()))
                 # A new list: the response's own header list is never changed in place.
                 message["headers"] = [*headers, request_id_header, *extra]
+            elif head and message["type"] == "http.response.body":
+                message = {**message, "body": b""}
             await send(message)
 
         gate = None if scope["path"] in UNGATED_PATHS else self._gate_of_loop()
@@ -308,14 +301,14 @@ class EdgeMiddleware:
         finally:
             duration = time.perf_counter() - start
             route = route_template(scope)
-            observe_request(scope["method"], route, status, duration)
+            observe_request(method, route, status, duration)
             if access_log.isEnabledFor(logging.INFO):
                 access_log.info(
                     "request",
                     extra={
                         "fields": {
                             "request_id": request_id,
-                            "method": scope["method"],
+                            "method": method,
                             "path": scope["path"],
                             "route": route,
                             "status": status,

@@ -3,13 +3,15 @@
 from alembic import command
 from alembic.config import Config
 
-from app.config import PROJECT_ROOT
+from app.config import PROJECT_ROOT, data_dir
 
 
 def alembic_config(url: str) -> Config:
     """An Alembic Config pointing at migrations/ with the database URL attached."""
-    cfg = Config(toml_file=str(PROJECT_ROOT / "pyproject.toml"))
-    cfg.set_main_option("script_location", str(PROJECT_ROOT / "migrations"))
+    # pyproject's [tool.alembic] (revision file names) matters only in a checkout.
+    pyproject = PROJECT_ROOT / "pyproject.toml"
+    cfg = Config(toml_file=str(pyproject)) if pyproject.is_file() else Config()
+    cfg.set_main_option("script_location", str(data_dir("migrations")))
     cfg.attributes["url"] = url
     return cfg
 

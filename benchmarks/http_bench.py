@@ -1,31 +1,44 @@
-"""HTTP throughput of the JSON API next to a bare FastAPI endpoint, measured in the same run.
+"""HTTP throughput of `tierline serve` as shipped, next to a bare FastAPI endpoint, in one run.
 
-Serves tierline (seeded SQLite catalog, one uvicorn worker) and a bare FastAPI app returning a
-constant (one uvicorn worker) on 127.0.0.1, drives both with wrk (installed with apt-get when
-missing; a Python asyncio+httpx generator otherwise), and prints requests/s, p50 and p99 for
-GET /api/v1/builds, GET /api/v1/compare and POST /api/v1/estimate with their ratios to the bare
-endpoint. Targets: list >= 50 % of bare, compare and estimate >= 30 %.
+Starts `tierline serve` exactly as a user does (its default logging, one worker, a fresh SQLite
+catalog that serve migrates and seeds), and a bare FastAPI app returning a constant under the same
+uvicorn options (`app.cli.uvicorn_options`), both on 127.0.0.1. Drives both with wrk (installed
+with apt-get when missing) and prints requests/s, p50 and p99 and the ratio to the bare endpoint:
 
-    python benchmarks/http_bench.py [--duration 10] [--connections 16] [--port 8101]
+- GET /api/v1/builds                    target >= 50 % of bare
+- GET /api/v1/compare (2 builds, model) target >= 30 %
+- POST /api/v1/estimate                 target >= 30 %
+- POST /api/v1/estimate/batch           100 inline builds + pasted configs a request;
+                                        target >= 10,000 estimates/s
+
+It also checks that each request writes exactly one log line. Exit status 1 when a target is
+missed or a response was an error.
+
+    python benchmarks/http_bench.py [--duration 10] [--connections 32]
 """
 
 import argparse
-import asyncio
 import json
 import os
 import re
 import shutil
-import statistics
+import socket
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
+import uvicorn
 from fastapi import FastAPI
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from app.cli import uvicorn_options  # noqa: E402
+from app.config import Settings  # noqa: E402
 
 bare_app = FastAPI()
 
@@ -36,37 +49,55 @@ def bare() -> dict[str, bool]:
     return {"ok": True}
 
 
-def tierline_app() -> FastAPI:
-    """tierline as served (settings from the environment) plus the same constant route twice, so
-    the cost of the app's middleware stack is measured apart from the endpoints' own cost: once
-    as the first route the router tries (middleware only) and once as the last (middleware plus
-    matching the path against every route of the app, as an unknown or late path does)."""
-    from app.main import create_app
-
-    app = create_app()
-
-    @app.get("/bench/constant", include_in_schema=False)
-    def constant() -> dict[str, bool]:
-        return {"ok": True}
-
-    @app.get("/bench/constant-first", include_in_schema=False)
-    def constant_first() -> dict[str, bool]:
-        return {"ok": True}
-
-    app.router.routes.insert(0, app.router.routes.pop())
-    return app
+LLAMA_8B_CONFIG = {
+    "architectures": ["LlamaForCausalLM"],
+    "hidden_size": 4096,
+    "intermediate_size": 14336,
+    "num_hidden_layers": 32,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 8,
+    "vocab_size": 128256,
+    "max_position_embeddings": 131072,
+    "torch_dtype": "bfloat16",
+}
 
 
+def batch_body(size: int) -> list[dict[str, Any]]:
+    """`size` distinct inline builds with a pasted config each (no two items share a cache key)."""
+    items = []
+    for i in range(size):
+        items.append(
+            {
+                "build": {
+                    "name": f"bench rig {i}",
+                    "nodes": 1,
+                    "accelerator": {
+                        "name": f"bench card {i}",
+                        "memory_gb": 24 + i % 8 * 8,
+                        "memory_bandwidth_gbs": 900 + i,
+                        "fp16_tflops": 160,
+                        "tdp_w": 350,
+                    },
+                    "accelerators_per_node": 1 + i % 4,
+                    "intra_node_link": {"kind": "pcie", "bandwidth_gbs": 32},
+                },
+                "model": {"name": "bench-8b", "config": LLAMA_8B_CONFIG},
+                "workload": {"precision": "q4_k_m", "context_tokens": 4096 + i, "batch": 1},
+            }
+        )
+    return items
+
+
+BATCH_SIZE = 100
 ESTIMATE_BODY = {
     "build": "2x-dgx-h200-cluster",
     "model": "deepseek-v3",
     "workload": {"precision": "fp8", "context_tokens": 8192, "batch": 8},
 }
-TARGETS = [
+TARGETS: list[tuple[str, str, str, Any, float | None]] = [
     # (name, method, path, body, target ratio of bare requests/s)
     ("bare FastAPI constant", "GET", "/bare", None, None),
-    ("tierline app constant", "GET", "/bench/constant-first", None, None),
-    ("  same, as the last route", "GET", "/bench/constant", None, None),
+    ("GET /healthz", "GET", "/healthz", None, None),
     ("GET /api/v1/builds", "GET", "/api/v1/builds", None, 0.50),
     (
         "GET /api/v1/compare",
@@ -76,56 +107,34 @@ TARGETS = [
         0.30,
     ),
     ("POST /api/v1/estimate", "POST", "/api/v1/estimate", ESTIMATE_BODY, 0.30),
+    ("POST /api/v1/estimate/batch", "POST", "/api/v1/estimate/batch", batch_body(BATCH_SIZE), None),
 ]
+BATCH_TARGET_ESTIMATES_PER_S = 10_000
 
 
-def seeded_database(directory: Path) -> str:
-    """A migrated SQLite database holding the seed catalog."""
-    sys.path.insert(0, str(ROOT))
-    from app.config import PROJECT_ROOT
-    from app.db import make_engine, make_sessionmaker
-    from app.migrate import upgrade_to_head
-    from app.services.catalog import import_document, load_seed_directory
-
-    url = f"sqlite:///{directory / 'bench.db'}"
-    upgrade_to_head(url)
-    engine = make_engine(url)
-    with make_sessionmaker(engine)() as session:
-        result = import_document(
-            session, load_seed_directory(PROJECT_ROOT / "seed_data"), actor="bench"
-        )
-    engine.dispose()
-    if not result.ok:
-        raise SystemExit(f"seeding failed: {[e.as_dict() for e in result.errors][:3]}")
-    return url
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
 
 
-def serve(args: list[str], env: dict[str, str], port: int) -> subprocess.Popen[bytes]:
-    """Start uvicorn and wait until it answers."""
-    cmd = [sys.executable, "-m", "uvicorn", *args, "--host", "127.0.0.1", "--port", str(port),
-           "--workers", "1", "--log-level", "warning", "--no-access-log"]
-    proc = subprocess.Popen(
-        cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
-    deadline = time.monotonic() + 30
+def wait_until_up(proc: subprocess.Popen[bytes], url: str, what: str) -> None:
+    deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        if proc.poll() is not None:  # e.g. the port is taken: never measure someone else's server
-            raise SystemExit(f"server on port {port} exited: {' '.join(cmd)}")
+        if proc.poll() is not None:
+            raise SystemExit(f"{what} exited before answering")
         try:
-            httpx.get(f"http://127.0.0.1:{port}/", timeout=1)
-            return proc
+            httpx.get(url, timeout=1)
+            return
         except httpx.HTTPError:
             time.sleep(0.2)
     proc.kill()
-    raise SystemExit(f"server on port {port} did not start: {' '.join(cmd)}")
+    raise SystemExit(f"{what} did not start")
 
 
-def ensure_wrk() -> str | None:
-    """wrk's path, installing it with apt-get when missing (None when that is impossible)."""
+def ensure_wrk() -> str:
     found = shutil.which("wrk")
-    if found:
-        return found
-    if shutil.which("apt-get"):
+    if not found and shutil.which("apt-get"):
         subprocess.run(
             ["apt-get", "install", "-y", "wrk"],
             env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"},
@@ -133,7 +142,10 @@ def ensure_wrk() -> str | None:
             stderr=subprocess.DEVNULL,
             check=False,
         )
-    return shutil.which("wrk")
+        found = shutil.which("wrk")
+    if not found:
+        raise SystemExit("wrk is needed (apt-get install wrk)")
+    return found
 
 
 def _seconds(value: str) -> float:
@@ -142,17 +154,18 @@ def _seconds(value: str) -> float:
 
 
 def run_wrk(
-    wrk: str, url: str, method: str, body: dict | None, duration: int, connections: int,
-    scratch: Path,
+    wrk: str, url: str, method: str, body: Any, duration: int, connections: int, scratch: Path
 ) -> tuple[float, float, float, int]:
     """(requests/s, p50 s, p99 s, non-2xx count) from one wrk run."""
     cmd = [wrk, "-t2", f"-c{connections}", f"-d{duration}s", "--latency", url]
     if method == "POST":
+        payload = scratch / "body.json"
+        payload.write_text(json.dumps(body))
         script = scratch / "post.lua"
         script.write_text(
             'wrk.method = "POST"\n'
             'wrk.headers["Content-Type"] = "application/json"\n'
-            f"wrk.body = {json.dumps(json.dumps(body))}\n"
+            f'local f = io.open("{payload}", "r"); wrk.body = f:read("*a"); f:close()\n'
         )
         cmd[1:1] = ["-s", str(script)]
     out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
@@ -163,95 +176,94 @@ def run_wrk(
     return rps, p50, p99, int(bad.group(1)) if bad else 0
 
 
-async def _python_load(
-    url: str, method: str, body: dict | None, duration: int, connections: int
-) -> tuple[float, float, float, int]:
-    latencies: list[float] = []
-    bad = 0
-    deadline = time.perf_counter() + duration
+def log_lines_per_request(base: str, log: Path, requests: int = 50) -> float:
+    """Lines `tierline serve` writes per request, counted over `requests` sequential GETs."""
+    before = len(log.read_bytes().splitlines())
+    with httpx.Client(timeout=10) as client:
+        for _ in range(requests):
+            client.get(f"{base}/api/v1/tiers").raise_for_status()
+    time.sleep(0.5)  # let the worker flush its log
+    return (len(log.read_bytes().splitlines()) - before) / requests
 
-    async def worker(client: httpx.AsyncClient) -> None:
-        nonlocal bad
-        while time.perf_counter() < deadline:
-            start = time.perf_counter()
-            response = await client.request(method, url, json=body)
-            latencies.append(time.perf_counter() - start)
-            bad += response.status_code >= 400
 
-    limits = httpx.Limits(max_connections=connections)
-    async with httpx.AsyncClient(limits=limits, timeout=30) as client:
-        started = time.perf_counter()
-        await asyncio.gather(*(worker(client) for _ in range(connections)))
-        elapsed = time.perf_counter() - started
-    cuts = statistics.quantiles(latencies, n=100)
-    return len(latencies) / elapsed, cuts[49], cuts[98], bad
+def serve_bare(port: int) -> None:
+    """Run the baseline app under the very uvicorn options `tierline serve` uses."""
+    uvicorn.run(bare_app, **{**uvicorn_options(Settings(), port=port), "workers": 1})
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--duration", type=int, default=10, help="seconds per endpoint")
-    parser.add_argument("--connections", type=int, default=16)
-    parser.add_argument("--port", type=int, default=8101, help="tierline; bare app on port+1")
-    parser.add_argument("--python-load", action="store_true", help="skip wrk")
+    parser.add_argument("--connections", type=int, default=32)
+    parser.add_argument("--serve-bare", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.serve_bare:
+        serve_bare(args.serve_bare)
+        return
     if not 1 <= args.duration <= 300 or not 1 <= args.connections <= 1000:
         raise SystemExit("duration must be 1..300 s and connections 1..1000")
+    wrk = ensure_wrk()
+    tierline = shutil.which("tierline")
+    if tierline is None:
+        raise SystemExit("`tierline` is not on PATH: pip install -e . first")
 
-    wrk = None if args.python_load else ensure_wrk()
     with tempfile.TemporaryDirectory(prefix="tierline-bench-") as tmp:
         scratch = Path(tmp)
-        url = seeded_database(scratch)
+        app_port, bare_port = free_port(), free_port()
         env = {
-            **os.environ,
-            "TIERLINE_DATABASE_URL": url,
-            "TIERLINE_SEED_ON_START": "false",
-            "TIERLINE_LOG_LEVEL": "warning",
+            key: value for key, value in os.environ.items() if not key.startswith("TIERLINE_")
         }
-        app_port, bare_port = args.port, args.port + 1
-        servers = [
-            serve(["--app-dir", str(ROOT / "benchmarks"), "http_bench:tierline_app", "--factory"],
-                  env, app_port),
-            serve(["--app-dir", str(ROOT / "benchmarks"), "http_bench:bare_app"], env, bare_port),
-        ]
-        try:
-            results = []
-            for name, method, path, body, target in TARGETS:
-                port = bare_port if path == "/bare" else app_port
-                full = f"http://127.0.0.1:{port}{path}"
-                warm = httpx.request(method, full, json=body, timeout=30)
-                warm.raise_for_status()
-                if wrk:
+        env["TIERLINE_DATABASE_URL"] = f"sqlite:///{scratch / 'tierline.db'}"
+        log = scratch / "serve.log"
+        serve_cmd = [tierline, "serve", "--port", str(app_port)]
+        with log.open("wb") as log_file:
+            servers = [
+                subprocess.Popen(serve_cmd, cwd=scratch, env=env, stdout=log_file, stderr=log_file),
+                subprocess.Popen(
+                    [sys.executable, __file__, "--serve-bare", str(bare_port)],
+                    cwd=scratch, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                ),
+            ]
+            try:
+                base = f"http://127.0.0.1:{app_port}"
+                wait_until_up(servers[0], f"{base}/healthz", "tierline serve")
+                wait_until_up(servers[1], f"http://127.0.0.1:{bare_port}/bare", "bare app")
+                lines = log_lines_per_request(base, log)
+                results = []
+                for name, method, path, body, target in TARGETS:
+                    port = bare_port if path == "/bare" else app_port
+                    url = f"http://127.0.0.1:{port}{path}"
+                    httpx.request(method, url, json=body, timeout=60).raise_for_status()
                     figures = run_wrk(
-                        wrk, full, method, body, args.duration, args.connections, scratch
+                        wrk, url, method, body, args.duration, args.connections, scratch
                     )
-                else:
-                    figures = asyncio.run(
-                        _python_load(full, method, body, args.duration, args.connections)
-                    )
-                results.append((name, target, *figures))
-        finally:
-            for proc in servers:
-                proc.terminate()
-                proc.wait(timeout=10)
+                    results.append((name, target, *figures))
+            finally:
+                for proc in servers:
+                    proc.terminate()
+                    proc.wait(timeout=30)
 
-    generator = "wrk" if wrk else "python asyncio+httpx"
-    print(f"load generator: {generator}; {args.connections} connections, {args.duration} s each;"
-          f" one uvicorn worker per server; cores: {os.cpu_count()}")
-    print(f"{'endpoint':28} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'vs bare':>8} "
-          f"{'vs app':>7} {'target':>7}  verdict (vs bare)")
-    bare_rps, app_rps = results[0][2], results[1][2]
-    failed = False
+    print(f"command: {' '.join(['tierline', 'serve', '--port', 'N'])} (default logging, 1 worker,"
+          f" SQLite) vs bare FastAPI under app.cli.uvicorn_options")
+    print(f"wrk -t2 -c{args.connections} -d{args.duration}s; cores: {os.cpu_count()};"
+          f" log lines per request: {lines:.2f}")
+    print(f"{'endpoint':30} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'vs bare':>8} "
+          f"{'target':>8}  verdict")
+    bare_rps = results[0][2]
+    failed = abs(lines - 1.0) > 0.05
     for name, target, rps, p50, p99, bad in results:
         ratio = rps / bare_rps
-        verdict = "" if target is None else ("meets" if ratio >= target else "MISSES")
+        if name.endswith("/batch"):
+            estimates = rps * BATCH_SIZE
+            verdict = "meets" if estimates >= BATCH_TARGET_ESTIMATES_PER_S else "MISSES"
+            shown = f"{estimates:,.0f} estimates/s (target {BATCH_TARGET_ESTIMATES_PER_S:,})"
+        else:
+            verdict = "" if target is None else ("meets" if ratio >= target else "MISSES")
+            shown = "" if target is None else f"{target:.0%}"
         failed |= verdict == "MISSES" or bad > 0
         note = f"  ({bad} error responses)" if bad else ""
-        print(
-            f"{name:28} {rps:9.0f} {p50 * 1e3:8.2f} {p99 * 1e3:8.2f} {ratio:8.0%} "
-            f"{rps / app_rps:7.0%} {'' if target is None else f'{target:.0%}':>7}  {verdict}{note}"
-        )
-    print("vs bare = a separate FastAPI app with one constant route (the targets' baseline);"
-          " vs app = the same constant route inside tierline, behind its middleware (first route)")
+        print(f"{name:30} {rps:9.0f} {p50 * 1e3:8.2f} {p99 * 1e3:8.2f} {ratio:8.0%} "
+              f"{shown:>8}  {verdict}{note}")
     print(f"load average {' / '.join(f'{x:.2f}' for x in os.getloadavg())} (1/5/15 min)")
     sys.exit(1 if failed else 0)
 

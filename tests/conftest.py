@@ -7,6 +7,8 @@ CI=true, where a skip would hide a missing service, so it fails instead.
 
 import os
 import shutil
+import subprocess
+import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +24,12 @@ from app.db import make_engine, make_sessionmaker
 from app.main import create_app
 from app.migrate import upgrade_to_head
 from app.services.catalog import import_document, load_seed_directory
+
+# Hypothesis keeps example databases and caches under its home directory (./.hypothesis by
+# default); the suite writes only to temporary directories, so point it at one.
+os.environ.setdefault(
+    "HYPOTHESIS_STORAGE_DIRECTORY", tempfile.mkdtemp(prefix="tierline-hypothesis-")
+)
 
 DEFAULT_POSTGRES_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 IN_CI = os.environ.get("CI", "").lower() == "true"
@@ -198,3 +206,39 @@ def session(settings: Settings) -> Iterator[Session]:
     with make_sessionmaker(engine)() as db_session:
         yield db_session
     engine.dispose()
+
+
+def _git_status() -> str | None:
+    """`git status --porcelain` of the checkout, or None outside a git work tree."""
+    try:
+        done = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=all"],
+            cwd=PROJECT_ROOT,
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    session.config.stash[_STATUS_BEFORE] = _git_status()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """The suite leaves the checkout as it found it: a run that changed files fails."""
+    before = session.config.stash.get(_STATUS_BEFORE, None)
+    after = _git_status()
+    if before is None or after is None or after == before:
+        return
+    changed = sorted(set(after.splitlines()) - set(before.splitlines()))
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        reporter.write_line(f"the test run changed the checkout: {changed}", red=True)
+    session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+_STATUS_BEFORE = pytest.StashKey[str | None]()

@@ -4,8 +4,6 @@ from fastapi import APIRouter
 
 from app.admin import api, pages
 
-router = APIRouter()
-router.include_router(api.router)
-# Sign-in first: the pages router's /admin/{key} would otherwise match /admin/login.
-router.include_router(pages.public)
-router.include_router(pages.pages)
+# Included one by one into the app (app.main). Sign-in first: the pages router's /admin/{key}
+# would otherwise match /admin/login.
+ROUTERS: tuple[APIRouter, ...] = (api.router, pages.public, pages.pages)

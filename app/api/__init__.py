@@ -13,10 +13,10 @@ from app.api import (
     tiers,
 )
 
-PREFIX = "/api/v1"
 # Included one by one into the app (see app.main), not through a parent router: each level of
-# router nesting makes FastAPI match the path again when it hands the request down, a large
-# share of a cached answer's time.
+# router nesting makes FastAPI match the path again when it hands the request down. Each router
+# carries the /api/v1 prefix itself, so every route's own `path` is its full path template (what
+# the request log and metrics label a request with).
 ROUTERS: tuple[APIRouter, ...] = tuple(
     module.router
     for module in (

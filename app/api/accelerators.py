@@ -2,24 +2,26 @@
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Query, Request
+from fastapi import APIRouter, Path, Request
 from fastapi.responses import Response
 
 from app.api._common import (
+    API_PREFIX,
     CSV_RESPONSE,
     GET_RESPONSES,
     NOT_FOUND,
-    QueryModelRoute,
     cached_csv,
     cached_json,
     cached_page,
+    parse_query,
+    query_openapi,
     record_etag,
 )
 from app.schemas.accelerator import AcceleratorRead
 from app.schemas.listing import AcceleratorListItem, AcceleratorPage, AcceleratorQuery
 from app.services import accelerators
 
-router = APIRouter(tags=["accelerators"], route_class=QueryModelRoute)
+router = APIRouter(prefix=API_PREFIX, tags=["accelerators"])
 
 ACCELERATOR_CSV_COLUMNS = tuple(AcceleratorListItem.model_fields)
 SlugPath = Annotated[str, Path(max_length=200, description="accelerator slug")]
@@ -31,9 +33,11 @@ SlugPath = Annotated[str, Path(max_length=200, description="accelerator slug")]
     operation_id="listAccelerators",
     summary="List accelerators",
     responses=GET_RESPONSES,
+    openapi_extra=query_openapi(AcceleratorQuery),
 )
-def list_accelerators(request: Request, query: Annotated[AcceleratorQuery, Query()]) -> Response:
+def list_accelerators(request: Request) -> Response:
     """Accelerators matching the filters, sorted and paged."""
+    query = parse_query(request, AcceleratorQuery)
     return cached_page(
         request, lambda session: accelerators.list_accelerators(session, query=query)
     )
@@ -45,11 +49,11 @@ def list_accelerators(request: Request, query: Annotated[AcceleratorQuery, Query
     summary="Export accelerators as CSV",
     response_class=Response,
     responses=CSV_RESPONSE | GET_RESPONSES,
+    openapi_extra=query_openapi(AcceleratorQuery),
 )
-def export_accelerators_csv(
-    request: Request, query: Annotated[AcceleratorQuery, Query()]
-) -> Response:
+def export_accelerators_csv(request: Request) -> Response:
     """Every accelerator matching the filters (paging ignored), as a CSV attachment."""
+    query = parse_query(request, AcceleratorQuery)
     return cached_csv(
         request,
         filename="tierline-accelerators.csv",

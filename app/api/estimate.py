@@ -6,6 +6,7 @@ from fastapi import APIRouter, Body, Request
 from fastapi.responses import Response
 
 from app.api._common import (
+    API_PREFIX,
     BODY_ERRORS,
     INVALID,
     NOT_FOUND,
@@ -18,7 +19,7 @@ from app.schemas.estimate import MAX_BATCH_REQUESTS, BatchOut, EstimateOut, Esti
 from app.services.cache import snapshot
 from app.services.estimates import cost_assumptions, run_batch, run_estimate
 
-router = APIRouter(tags=["estimate"])
+router = APIRouter(prefix=API_PREFIX, tags=["estimate"])
 
 EXAMPLES = {
     "catalog": {

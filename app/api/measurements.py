@@ -2,17 +2,19 @@
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Query, Request
+from fastapi import APIRouter, Path, Request
 from fastapi.responses import Response
 
 from app.api._common import (
+    API_PREFIX,
     CSV_RESPONSE,
     GET_RESPONSES,
     NOT_FOUND,
-    QueryModelRoute,
     cached_csv,
     cached_json,
     cached_page,
+    parse_query,
+    query_openapi,
     record_etag,
 )
 from app.schemas.measurement import (
@@ -23,7 +25,7 @@ from app.schemas.measurement import (
 )
 from app.services import measurements
 
-router = APIRouter(tags=["measurements"], route_class=QueryModelRoute)
+router = APIRouter(prefix=API_PREFIX, tags=["measurements"])
 
 MEASUREMENT_CSV_COLUMNS = tuple(MeasurementListItem.model_fields)
 SlugPath = Annotated[str, Path(max_length=200, description="measurement slug")]
@@ -35,10 +37,12 @@ SlugPath = Annotated[str, Path(max_length=200, description="measurement slug")]
     operation_id="listMeasurements",
     summary="List measurements",
     responses=GET_RESPONSES,
+    openapi_extra=query_openapi(MeasurementQuery),
 )
-def list_measurements(request: Request, query: Annotated[MeasurementQuery, Query()]) -> Response:
+def list_measurements(request: Request) -> Response:
     """Published measurements matching the filters, sorted and paged; each names its source.
     `accelerator` also matches runs on a catalog build of that accelerator."""
+    query = parse_query(request, MeasurementQuery)
     return cached_page(
         request, lambda session: measurements.list_measurements(session, query=query)
     )
@@ -50,11 +54,11 @@ def list_measurements(request: Request, query: Annotated[MeasurementQuery, Query
     summary="Export measurements as CSV",
     response_class=Response,
     responses=CSV_RESPONSE | GET_RESPONSES,
+    openapi_extra=query_openapi(MeasurementQuery),
 )
-def export_measurements_csv(
-    request: Request, query: Annotated[MeasurementQuery, Query()]
-) -> Response:
+def export_measurements_csv(request: Request) -> Response:
     """Every measurement matching the filters (paging ignored), as a CSV attachment."""
+    query = parse_query(request, MeasurementQuery)
     return cached_csv(
         request,
         filename="tierline-measurements.csv",

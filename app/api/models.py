@@ -2,24 +2,26 @@
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Query, Request
+from fastapi import APIRouter, Path, Request
 from fastapi.responses import Response
 
 from app.api._common import (
+    API_PREFIX,
     CSV_RESPONSE,
     GET_RESPONSES,
     NOT_FOUND,
-    QueryModelRoute,
     cached_csv,
     cached_json,
     cached_page,
+    parse_query,
+    query_openapi,
     record_etag,
 )
 from app.schemas.listing import ModelPage, ModelQuery
 from app.schemas.model_profile import ModelListItem, ModelRead
 from app.services import models
 
-router = APIRouter(tags=["models"], route_class=QueryModelRoute)
+router = APIRouter(prefix=API_PREFIX, tags=["models"])
 
 MODEL_CSV_COLUMNS = tuple(ModelListItem.model_fields)
 SlugPath = Annotated[str, Path(max_length=200, description="model slug")]
@@ -31,9 +33,11 @@ SlugPath = Annotated[str, Path(max_length=200, description="model slug")]
     operation_id="listModels",
     summary="List model profiles",
     responses=GET_RESPONSES,
+    openapi_extra=query_openapi(ModelQuery),
 )
-def list_models(request: Request, query: Annotated[ModelQuery, Query()]) -> Response:
+def list_models(request: Request) -> Response:
     """Model profiles matching the filters, sorted and paged."""
+    query = parse_query(request, ModelQuery)
     return cached_page(request, lambda session: models.list_models(session, query=query))
 
 
@@ -43,9 +47,11 @@ def list_models(request: Request, query: Annotated[ModelQuery, Query()]) -> Resp
     summary="Export model profiles as CSV",
     response_class=Response,
     responses=CSV_RESPONSE | GET_RESPONSES,
+    openapi_extra=query_openapi(ModelQuery),
 )
-def export_models_csv(request: Request, query: Annotated[ModelQuery, Query()]) -> Response:
+def export_models_csv(request: Request) -> Response:
     """Every model matching the filters (paging ignored), as a CSV attachment."""
+    query = parse_query(request, ModelQuery)
     return cached_csv(
         request,
         filename="tierline-models.csv",

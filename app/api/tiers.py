@@ -1,15 +1,13 @@
 """The tier line."""
 
-from typing import Annotated
-
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from app.api._common import GET_RESPONSES, QueryModelRoute, cached_json
+from app.api._common import API_PREFIX, GET_RESPONSES, cached_json, parse_query, query_openapi
 from app.schemas.tiers import TiersOut, TiersQuery
 from app.services.tiers import tier_line
 
-router = APIRouter(tags=["tiers"], route_class=QueryModelRoute)
+router = APIRouter(prefix=API_PREFIX, tags=["tiers"])
 
 
 @router.get(
@@ -18,10 +16,12 @@ router = APIRouter(tags=["tiers"], route_class=QueryModelRoute)
     operation_id="getTiers",
     summary="The tier line",
     responses=GET_RESPONSES,
+    openapi_extra=query_openapi(TiersQuery),
 )
-def tiers(request: Request, query: Annotated[TiersQuery, Query()]) -> Response:
+def tiers(request: Request) -> Response:
     """desktop -> dgx -> cluster with every build's total and pooled memory, price and the
     largest catalog model it runs at `precision` (default fp8) with one sequence."""
+    query = parse_query(request, TiersQuery)
     return cached_json(
         request,
         lambda session: tier_line(

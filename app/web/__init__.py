@@ -15,15 +15,20 @@ from app.web import (
 )
 from app.web.errors import render_error_page
 
-router = APIRouter(include_in_schema=False)
-router.include_router(home.router)
-router.include_router(builds.router)
-router.include_router(models.router)
-router.include_router(estimate.router)
-router.include_router(compare.router)
-router.include_router(recommend.router)
-router.include_router(reference.router)
-router.include_router(accuracy.router)
-router.include_router(measurements.router)
+# Included one by one into the app (app.main), like the API routers: no nesting level to match.
+ROUTERS: tuple[APIRouter, ...] = tuple(
+    module.router
+    for module in (
+        home,
+        builds,
+        models,
+        estimate,
+        compare,
+        recommend,
+        reference,
+        accuracy,
+        measurements,
+    )
+)
 
-__all__ = ["render_error_page", "router"]
+__all__ = ["ROUTERS", "render_error_page"]

@@ -2,13 +2,14 @@
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
+from sqlalchemy.orm import Session
 
 from app.api._common import cached_json
 from app.deps import SessionDep
 from app.services.accuracy import METRIC_LABELS, SPEED_METRICS, accuracy_report
 from app.services.cache import snapshot
 from app.services.charts import SVG_HEADERS, AccuracyPoint, accuracy_scatter_svg, cached_chart
-from app.web.common import render
+from app.web.common import cached_page, render
 
 router = APIRouter(include_in_schema=False)
 
@@ -24,8 +25,12 @@ SCATTER_SERIES = {
 
 
 @router.get("/accuracy", response_class=HTMLResponse)
-def accuracy_page(request: Request, session: SessionDep) -> HTMLResponse:
+def accuracy_page(request: Request, session: SessionDep) -> Response:
     """The error table by metric, runtime and device class, the scatter and the worst misses."""
+    return cached_page(request, session, lambda: _accuracy_page(request, session))
+
+
+def _accuracy_page(request: Request, session: Session) -> HTMLResponse:
     report = accuracy_report(snapshot(session))
     return render(
         request,

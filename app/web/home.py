@@ -2,7 +2,9 @@
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
+from sqlalchemy.orm import Session
 
+from app.config import Settings
 from app.deps import SessionDep, SettingsDep
 from app.schemas.tiers import TiersQuery
 from app.services.cache import snapshot
@@ -10,7 +12,7 @@ from app.services.charts import SVG_HEADERS, TierPoint, cached_chart, tier_line_
 from app.services.pages import tier_story
 from app.services.tiers import tier_line
 from app.web.builds import precision_options
-from app.web.common import parse_query, raw_query, render, with_query
+from app.web.common import cached_page, parse_query, raw_query, render, with_query
 from app.web.templating import gb
 
 router = APIRouter(include_in_schema=False)
@@ -24,8 +26,12 @@ def _non_default(query: TiersQuery) -> dict[str, object]:
 
 
 @router.get("/", response_class=HTMLResponse)
-def home(request: Request, session: SessionDep, settings: SettingsDep) -> HTMLResponse:
+def home(request: Request, session: SessionDep, settings: SettingsDep) -> Response:
     """The tier line: every catalog build placed on it, the chart and the story in numbers."""
+    return cached_page(request, session, lambda: _home_page(request, session, settings))
+
+
+def _home_page(request: Request, session: Session, settings: Settings) -> HTMLResponse:
     parsed = parse_query(TiersQuery, raw_query(request))
     query = parsed.query
     line = tier_line(session, precision=query.precision, context_tokens=query.context_tokens)

@@ -3,14 +3,15 @@
 from typing import Any
 
 from fastapi import APIRouter, Request
-from fastapi.responses import HTMLResponse
+from fastapi.responses import HTMLResponse, Response
+from sqlalchemy.orm import Session
 
 from app.deps import SessionDep
 from app.models import MEASUREMENT_RUNTIMES, METRICS
 from app.schemas.measurement import MeasurementQuery
 from app.services.accuracy import METRIC_LABELS
 from app.services.measurements import list_measurements
-from app.web.common import parse_query, raw_query, render, with_query
+from app.web.common import cached_page, parse_query, raw_query, render, with_query
 
 router = APIRouter(include_in_schema=False)
 
@@ -28,8 +29,12 @@ MEASUREMENT_COLUMNS = (
 
 
 @router.get("/measurements", response_class=HTMLResponse)
-def measurements_page(request: Request, session: SessionDep) -> HTMLResponse:
+def measurements_page(request: Request, session: SessionDep) -> Response:
     """Published measurements: filters, sortable columns, pages and JSON/CSV links."""
+    return cached_page(request, session, lambda: _measurements_page(request, session))
+
+
+def _measurements_page(request: Request, session: Session) -> HTMLResponse:
     raw = raw_query(request)
     parsed = parse_query(MeasurementQuery, raw)
     query = parsed.query

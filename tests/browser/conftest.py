@@ -6,7 +6,7 @@ Chromium comes from the system (/usr/bin/chromium, `apt-get install chromium`), 
 
 import importlib.util
 import os
-import socket
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -19,6 +19,7 @@ import uvicorn
 
 from app.config import PROJECT_ROOT, Settings
 from app.main import create_app
+from tests._ports import free_port
 
 
 def _root_conftest() -> ModuleType:
@@ -37,29 +38,18 @@ skip_or_fail = _root_conftest().skip_or_fail
 
 CHROMIUM = Path(os.environ.get("TIERLINE_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
-# Ports this suite prefers (kept apart from other local servers); any free port otherwise.
-PREFERRED_PORTS = range(8201, 8220)
-OUTPUT_DIR = Path(os.environ.get("TIERLINE_TEST_OUTPUT", PROJECT_ROOT / "test-output")) / "browser"
+# Screenshots go to a temporary folder (the suite writes nothing into the checkout).
+DEFAULT_OUTPUT = Path(tempfile.gettempdir()) / "tierline-test-output"
+OUTPUT_DIR = Path(os.environ.get("TIERLINE_TEST_OUTPUT", DEFAULT_OUTPUT)) / "browser"
 
 
-def _free_port() -> int:
-    for port in PREFERRED_PORTS:
-        with socket.socket() as sock:
-            try:
-                sock.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 class LiveServer:
     """uvicorn serving the app in a background thread."""
 
     def __init__(self, settings: Settings) -> None:
-        self.port = _free_port()
+        self.port = free_port()
         config = uvicorn.Config(create_app(settings), host="127.0.0.1", port=self.port,
                                 log_level="warning", lifespan="on")
         self.server = uvicorn.Server(config)

@@ -6,7 +6,6 @@ instance on 5432. Without the binaries the tests skip locally and fail under CI=
 """
 
 import os
-import socket
 import subprocess
 import time
 from pathlib import Path
@@ -18,10 +17,10 @@ from app.config import PROJECT_ROOT
 from app.db import make_engine, make_sessionmaker
 from app.migrate import upgrade_to_head
 from app.services.catalog import import_document, load_seed_directory
+from tests._ports import free_port
 
 IN_CI = os.environ.get("CI", "").lower() == "true"
 PG_BIN_CANDIDATES = sorted(Path("/usr/lib/postgresql").glob("*/bin"), reverse=True)
-PORTS = range(55400, 55500)
 
 
 def skip_or_fail(reason: str) -> None:
@@ -31,15 +30,6 @@ def skip_or_fail(reason: str) -> None:
     pytest.skip(reason)
 
 
-def _free_port() -> int:
-    for port in PORTS:
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-            try:
-                sock.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
-    raise RuntimeError("no free port in 55400-55499")
 
 
 def _as_postgres(*argv: str) -> list[str]:
@@ -57,7 +47,7 @@ class PrivateCluster:
         self.root = root
         self.datadir = root / "data"
         self.logfile = root / "server.log"
-        self.port = _free_port()
+        self.port = free_port()
 
     def url(self, database: str = "postgres") -> str:
         return f"postgresql+psycopg://postgres@127.0.0.1:{self.port}/{database}"

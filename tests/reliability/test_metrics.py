@@ -3,7 +3,6 @@ the catalog version read from the database; aggregated across workers under `ser
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -18,6 +17,7 @@ from app.config import Settings
 from app.main import create_app
 from app.metrics import count_engine_evaluations
 from app.services.catalog import export_document, import_document
+from tests._ports import free_port
 
 
 def sample(text: str, name: str, **labels: str) -> float:
@@ -87,20 +87,11 @@ def test_catalog_version_is_read_from_the_database(metrics_client, session) -> N
     assert sample(text, "tierline_catalog_version") == current_catalog_version(session)
 
 
-def _free_port() -> int:
-    for port in range(8401, 8420):
-        with socket.socket() as sock:
-            try:
-                sock.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
-    raise RuntimeError("no free port in 8401-8419")
 
 
 def test_two_workers_report_the_same_aggregated_counts(database_url: str) -> None:
     """`tierline serve --workers 2`: any worker's scrape covers the requests of both."""
-    port = _free_port()
+    port = free_port()
     env = {k: v for k, v in os.environ.items() if k != "PROMETHEUS_MULTIPROC_DIR"}
     env.update(TIERLINE_DATABASE_URL=database_url, TIERLINE_SEED_ON_START="false",
                TIERLINE_LOG_LEVEL="warning")

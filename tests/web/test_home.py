@@ -1,9 +1,12 @@
 """The tier line: story numbers from the catalog and the engine, every build placed, the chart."""
 
 from fastapi.testclient import TestClient
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.engine import rule_of_thumb_gb
+from app.models import Build
+from app.services.catalog import export_document, import_document
 from app.services.records import BUILD, MODEL, get_record
 from app.web.templating import gb
 
@@ -86,3 +89,24 @@ def test_bad_precision_gives_the_page_with_a_notice(web: TestClient) -> None:
     assert response.status_code == 200
     notice = parse(response.text).one(class_="notices").text()
     assert "precision" in notice
+
+
+def test_home_page_revalidates_with_its_etag(web: TestClient) -> None:
+    first = web.get("/")
+    tag = first.headers["etag"]
+    assert web.get("/").headers["etag"] == tag
+    again = web.get("/", headers={"If-None-Match": tag})
+    assert again.status_code == 304 and again.content == b""
+
+
+def test_home_page_shows_a_catalog_edit_at_once(client: TestClient, session: Session) -> None:
+    before = client.get("/")
+    build = session.scalars(select(Build).where(Build.slug == "4x-rtx-4090-workstation")).one()
+    assert build.name in before.text
+    document = export_document(session)
+    record = next(b for b in document["builds"] if b["slug"] == build.slug)
+    record["name"] = "Renamed 4090 rig for the cache test"
+    assert import_document(session, {"builds": [record]}, actor="test").ok
+    after = client.get("/")
+    assert "Renamed 4090 rig for the cache test" in after.text
+    assert after.headers["etag"] != before.headers["etag"]
