@@ -76,8 +76,8 @@ def main() -> int:
             report = accuracy_report(snapshot(session))
         engine.dispose()
     print(
-        f"{report['measurements']} measurements, {report['predicted']} predicted, "
-        f"from {report['sources']} sources\n"
+        f"{report['measurements']} measurements from {report['sources']} sources; "
+        f"{report['predicted']} predicted (from {report['predicted_sources']} sources)\n"
     )
     _table("By metric (all runtimes and device classes)", report["overall"])
     _table("By metric x runtime x device class", report["groups"])
