@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
+from . import runtime
 from .plan import Prepared, kv_share, kv_tokens_weighted
 from .prep import link_for, peak_flops
 from .results import Throughput
@@ -13,11 +15,10 @@ from .runtime import (
     LINK_LATENCY_US,
     MLA_FIXED_S_PER_LAYER,
     MOE_FIXED_S_PER_LAYER,
-    UNIFIED_BANDWIDTH_EFFICIENCY,
-    UNIFIED_FIXED_S_PER_LAYER,
+    Efficiency,
     RuntimeProfile,
 )
-from .specs import BuildSpec, ModelSpec, Workload
+from .specs import AcceleratorSpec, BuildSpec, ModelSpec, Workload
 
 ACTIVATION_BYTES = 2.0  # hidden states cross links in 16-bit
 
@@ -29,18 +30,28 @@ def distinct_experts(n_experts: int, top_k: int, tokens: float) -> float:
     return n_experts * (1.0 - (1.0 - top_k / n_experts) ** tokens)
 
 
+@lru_cache(maxsize=256)
+def accelerator_class(acc: AcceleratorSpec) -> str:
+    """The device class whose fitted constants apply to this accelerator."""
+    return runtime.device_class(
+        memory_kind=acc.memory_kind, vendor=acc.vendor, memory_type=acc.memory_type
+    )
+
+
+def efficiency(rt: RuntimeProfile, build: BuildSpec) -> Efficiency:
+    """Achieved shares of peak bandwidth and compute for this runtime on this build's device
+    class (fitted where the measurements allow, see runtime.efficiency)."""
+    return runtime.efficiency(rt, accelerator_class(build.accelerator))
+
+
 def bandwidth_efficiency(rt: RuntimeProfile, build: BuildSpec) -> float:
     """Achieved share of nominal memory bandwidth (unified SoCs reach less)."""
-    if build.accelerator.memory_kind == "unified":
-        return min(rt.bandwidth_efficiency, UNIFIED_BANDWIDTH_EFFICIENCY)
-    return rt.bandwidth_efficiency
+    return efficiency(rt, build).bandwidth
 
 
 def fixed_per_layer(rt: RuntimeProfile, build: BuildSpec) -> float:
     """Fixed seconds per layer per forward pass (kernel launches, syncs)."""
-    if build.accelerator.memory_kind == "unified":
-        return max(rt.fixed_s_per_layer, UNIFIED_FIXED_S_PER_LAYER)
-    return rt.fixed_s_per_layer
+    return efficiency(rt, build).fixed_s_per_layer
 
 
 def fixed_per_pass(rt: RuntimeProfile, build: BuildSpec, model: ModelSpec) -> float:
@@ -97,7 +108,7 @@ class DecodeModel:
         self.tp, self.pp = tp, pp
         self.bw = acc.memory_bandwidth_gbs * 1e9 * bandwidth_efficiency(rt, build) * tp
         peak, _ = peak_flops(build, p.precision.compute)
-        self.flops = peak * rt.decode_compute_efficiency * tp
+        self.flops = peak * efficiency(rt, build).decode_compute * tp
         # Bytes read per step: non-expert weights and the output projection always; routed
         # experts only as many distinct ones as the step's tokens select.
         self.nonexpert = p.nonexpert_body_bytes + p.head_bytes
@@ -193,7 +204,7 @@ def prefill(
         c = min(n, w)
         causal += p.windowed_layers * (n * c - c * c / 2.0)
     flops = 2.0 * model.params_active_matmul * n + attn * causal
-    compute_s = flops / (peak * rt.compute_efficiency * tp)
+    compute_s = flops / (peak * efficiency(rt, build).prefill_compute * tp)
     # Every weight is read at least once (all experts once the prompt is long enough).
     used = distinct_experts(model.n_routed_experts, model.num_experts_per_tok, n)
     weight_bytes = p.nonexpert_body_bytes + p.head_bytes + model.moe_layers * used * p.expert_bytes
