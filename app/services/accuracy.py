@@ -38,10 +38,10 @@ from app.engine.runtime import DEVICE_CLASSES, device_class
 from app.errors import DomainError
 from app.models import METRIC_UNITS
 from app.schemas.build import InterNodeLinkIn, IntraNodeLinkIn
-from app.schemas.estimate import InlineAccelerator, InlineBuild, WorkloadIn
+from app.schemas.estimate import EstimateRequest, InlineAccelerator, InlineBuild, WorkloadIn
 from app.schemas.measurement import MeasurementIn
 from app.services.accelerators import accelerator_rows
-from app.services.builds import build_rows
+from app.services.builds import build_rows, find_build
 from app.services.cache import Snapshot, ValueCache
 from app.services.estimates import inline_build_spec, run_engine, workload_spec
 from app.services.measurements import MeasurementRow, measurement_rows
@@ -739,6 +739,27 @@ def accuracy_notes_for_build(snap: Snapshot, *, slug: str) -> list[str]:
     return notes
 
 
+def accuracy_notes_for_estimate(snap: Snapshot, request: EstimateRequest) -> list[str]:
+    """What the measurements say of an estimate request's figures: one sentence per metric
+    measured for its runtime on its accelerator's device class."""
+    if isinstance(request.build, str):
+        accelerator = find_build(snap, request.build, field="build").spec.accelerator
+    else:
+        accelerator = inline_build_spec(snap, request.build).accelerator
+    kind = device_class(
+        memory_kind=accelerator.memory_kind,
+        vendor=accelerator.vendor,
+        memory_type=accelerator.memory_type,
+    )
+    runtime = request.workload.runtime
+    notes = []
+    for metric in SPEED_METRICS:
+        note = group_note(snap, metric=metric, runtime=runtime, device_class=kind)
+        if note is not None:
+            notes.append(note)
+    return notes
+
+
 def measured_vs_predicted_for_model(snap: Snapshot, *, slug: str) -> list[dict[str, Any]]:
     """Measurements of this model, each with the engine's prediction and the error."""
     return _page_rows(snap, [r for r in measurement_rows(snap) if r.item["model"] == slug])
@@ -777,6 +798,7 @@ __all__ = [
     "figure_of",
     "uncached_engine_predictor",
     "accuracy_notes_for_build",
+    "accuracy_notes_for_estimate",
     "measured_vs_predicted_for_build",
     "measured_vs_predicted_for_model",
     "measurement_cases",

@@ -16,6 +16,7 @@ from app.deps import SessionDep, SettingsDep
 from app.engine import KV_BITS, RUNTIMES
 from app.errors import DomainError, FieldError, InvalidInput
 from app.models import INTER_NODE_LINK_KINDS, INTRA_NODE_LINK_KINDS, MEMORY_KINDS
+from app.services.accuracy import accuracy_notes_for_estimate
 from app.services.cache import snapshot
 from app.services.charts import SVG_HEADERS, cached_chart, memory_breakdown_svg
 from app.services.estimates import cost_assumptions, parse_estimate_request, run_estimate
@@ -207,6 +208,12 @@ def estimate_page(request: Request, session: SessionDep, settings: SettingsDep) 
     answer, notices, status = evaluate(session, settings, raw)
     options = filter_options(session)
     query = request.url.query
+    accuracy_notes: list[str] = []
+    if answer is not None:
+        body, _ = request_from_form(raw)
+        accuracy_notes = accuracy_notes_for_estimate(
+            snapshot(session), parse_estimate_request(body)
+        )
     return render(
         request,
         session,
@@ -214,6 +221,7 @@ def estimate_page(request: Request, session: SessionDep, settings: SettingsDep) 
         {
             "raw": raw,
             "answer": answer,
+            "accuracy_notes": accuracy_notes,
             "notices": notices,
             "options": options,
             "precisions": precision_options(),
