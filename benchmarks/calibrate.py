@@ -8,18 +8,19 @@ per runtime x device class, writes them to app/engine/calibrated.py (the engine 
 module at import: stdlib only), and prints the leave-one-source-out errors next to the naive
 roofline on the same rows. `--dry-run` prints without writing.
 
-The fit (docs/engine.md, "Calibration by code"): each constant is chosen on a log-spaced grid
-to minimise the sum of |log(predicted / measured)| over the rows it governs, running the real
-engine at every grid value (so fixed costs, KV reads and communication stay in the model):
-- bandwidth: single-stream decode (batch <= 2), inter-token and end-to-end latency at batch 1;
+The fit (docs/engine.md, "Calibration by code"): each unit of constants is chosen on a grid to
+minimise the summed |log(predicted / measured)| over the rows it governs, each source weighing
+the same, running the real engine at every grid value (so fixed costs, KV reads and
+communication stay in the model):
+- bandwidth + fixed_s_per_layer (one joint grid): single-stream decode (batch <= 2) and
+  batch-1 inter-token latency, end-to-end latency and serving throughput;
 - prefill_compute: prefill tokens/s;
-- decode_compute: batched decode, inter-token / end-to-end latency and serving throughput at
-  batch > 1 (fitted after bandwidth, at the fitted bandwidth).
+- decode_compute: batched decode and serving rows at batch > 1 (fitted after bandwidth, at the
+  bandwidth chosen for their runtime x device class).
 Time to first token under load is queueing, not a device constant: reported, never fitted.
-A runtime x device class pair gets its own constant only with >= MIN_ROWS rows from >=
-MIN_SOURCES sources; otherwise the runtime's rows pooled over device classes decide (one number
-for the runtime), otherwise the hand-set value of app/engine/runtime.py stays. No per-GPU
-constant exists.
+A runtime x device class pair gets its own values only with >= MIN_ROWS rows from >=
+MIN_SOURCES sources; the runtime's other device classes share one value fitted on all its rows;
+without enough rows the hand-set value of app/engine/runtime.py stays. No per-GPU constant.
 
 Pure Python on purpose: a grid over a few hundred rows needs no numpy, and the tests import the
 fitting functions without a dev-only dependency.
