@@ -5,15 +5,15 @@ from __future__ import annotations
 import math
 
 from .plan import Prepared, kv_share, kv_tokens_weighted
-from .prep import link_for, peak_flops
+from .prep import is_apple, link_for, peak_flops
 from .results import Throughput
 from .runtime import (
     LINK_DEFAULT_GBS,
     LINK_EFFICIENCY,
     LINK_LATENCY_US,
     MLA_FIXED_S_PER_LAYER,
-    MOE_FIXED_S_PER_LAYER,
     UNIFIED_BANDWIDTH_EFFICIENCY,
+    UNIFIED_BANDWIDTH_EFFICIENCY_OTHER,
     UNIFIED_FIXED_S_PER_LAYER,
     RuntimeProfile,
 )
@@ -32,13 +32,16 @@ def distinct_experts(n_experts: int, top_k: int, tokens: float) -> float:
 def bandwidth_efficiency(rt: RuntimeProfile, build: BuildSpec) -> float:
     """Achieved share of nominal memory bandwidth (unified SoCs reach less)."""
     if build.accelerator.memory_kind == "unified":
-        return min(rt.bandwidth_efficiency, UNIFIED_BANDWIDTH_EFFICIENCY)
+        share = (
+            UNIFIED_BANDWIDTH_EFFICIENCY if is_apple(build) else UNIFIED_BANDWIDTH_EFFICIENCY_OTHER
+        )
+        return min(rt.bandwidth_efficiency, share)
     return rt.bandwidth_efficiency
 
 
 def fixed_per_layer(rt: RuntimeProfile, build: BuildSpec) -> float:
-    """Fixed seconds per layer per forward pass (kernel launches, syncs)."""
-    if build.accelerator.memory_kind == "unified":
+    """Fixed seconds per layer per forward pass (kernel launches, syncs; Metal pays more)."""
+    if is_apple(build):
         return max(rt.fixed_s_per_layer, UNIFIED_FIXED_S_PER_LAYER)
     return rt.fixed_s_per_layer
 
@@ -46,7 +49,7 @@ def fixed_per_layer(rt: RuntimeProfile, build: BuildSpec) -> float:
 def fixed_per_pass(rt: RuntimeProfile, build: BuildSpec, model: ModelSpec) -> float:
     """Fixed seconds of one forward pass over all layers: launches, MoE routing, MLA kernels."""
     fixed = fixed_per_layer(rt, build) * model.num_hidden_layers
-    fixed += MOE_FIXED_S_PER_LAYER * model.moe_layers
+    fixed += rt.moe_fixed_s_per_layer * model.moe_layers
     if model.kv_lora_rank:
         fixed += MLA_FIXED_S_PER_LAYER * model.num_hidden_layers
     return fixed
@@ -192,8 +195,12 @@ def prefill(
     if p.windowed_layers:
         c = min(n, w)
         causal += p.windowed_layers * (n * c - c * c / 2.0)
-    flops = 2.0 * model.params_active_matmul * n + attn * causal
-    compute_s = flops / (peak * rt.compute_efficiency * tp)
+    # Weight matmuls run at the precision's rate; attention (QK^T, PV) at the bf16 rate unless
+    # the KV cache, and with it FP8 attention, is chosen (vLLM/FlashAttention-3 FP8 path).
+    attn_peak = peak if p.kv_precision == "fp8" else peak_flops(build, "fp16")[0]
+    compute_s = (2.0 * model.params_active_matmul * n / peak + attn * causal / attn_peak) / (
+        rt.compute_efficiency * tp
+    )
     # Every weight is read at least once (all experts once the prompt is long enough).
     used = distinct_experts(model.n_routed_experts, model.num_experts_per_tok, n)
     weight_bytes = p.nonexpert_body_bytes + p.head_bytes + model.moe_layers * used * p.expert_bytes
@@ -227,6 +234,16 @@ def prefill(
     return total + rt.fixed_s_per_step
 
 
+def bottleneck_name(mem: float, comp: float, comm: float, fixed: float) -> str:
+    """The largest part of a decode step: fixed per-layer/per-step costs are "overheads"."""
+    roofline = max(mem, comp)
+    if fixed > roofline and fixed > comm:
+        return "overheads"
+    if comm > roofline:
+        return "interconnect"
+    return "compute" if comp > mem else "memory bandwidth"
+
+
 def throughput(
     p: Prepared,
     model: ModelSpec,
@@ -235,19 +252,21 @@ def throughput(
     tp: int,
     pp: int,
     dp: int,
+    dm: DecodeModel | None = None,
 ) -> Throughput:
-    """Decode and prefill figures for a split that fits."""
-    dm = DecodeModel(p, model, build, workload, tp, pp)
+    """Decode and prefill figures for a split that fits.
+
+    The aggregate counts only replicas that hold sequences: every one of the batch's
+    sequences gets the per-sequence rate, so aggregate = per-sequence x batch (at batch 1 the
+    idle replicas add nothing).
+    """
+    if dm is None:
+        dm = DecodeModel(p, model, build, workload, tp, pp)
     batch_r = -(-workload.batch // dp)
     step, mem, comp, comm, fixed = dm.step(batch_r)
     per_seq = 1.0 / step
-    aggregate = per_seq * batch_r * dp
-    if comm > max(mem, comp):
-        bottleneck = "interconnect"
-    elif comp > mem:
-        bottleneck = "compute"
-    else:
-        bottleneck = "memory bandwidth"
+    aggregate = per_seq * workload.batch
+    bottleneck = bottleneck_name(mem, comp, comm, fixed)
     ttft = prefill(p, model, build, workload, tp, pp)
     return Throughput(
         decode_tokens_per_s=per_seq,

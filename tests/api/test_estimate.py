@@ -296,3 +296,45 @@ def test_integer_valued_numbers_are_still_numbers(api):
     response = post(api, body)
     assert response.status_code == 200, response.text
     assert response.json()["cost"]["electricity_usd_per_kwh"] == 0
+
+
+def _huge_training_build(i: int) -> dict:
+    return {
+        "name": f"huge {i}",
+        "nodes": 4096,
+        "accelerators_per_node": 16,
+        "accelerator": {
+            "name": "H100",
+            "memory_gb": 80,
+            "memory_bandwidth_gbs": 3350,
+            "fp16_tflops": 989,
+        },
+        "intra_node_link": {"kind": "nvswitch", "bandwidth_gbs": 450},
+        "inter_node_link": {"kind": "infiniband", "bandwidth_gbps": 3200},
+    }
+
+
+def test_worst_case_batch_is_bounded_by_the_plan_search_not_the_accelerator_count(api):
+    # Issue 13 item 3: 100 inline builds of 4,096 nodes x 16 GPUs in training mode used to
+    # search linearly in the accelerator count (44 s). The search now evaluates at most
+    # (tensor-parallel sizes) x (distinct stage counts) plans per estimate.
+    body = [
+        {
+            "build": _huge_training_build(i),
+            "model": "llama-3-1-405b",
+            "workload": {"mode": "training", "zero_stage": i % 4, "context_tokens": 4096},
+        }
+        for i in range(100)
+    ]
+    response = api.post("/api/v1/estimate/batch", json=body)
+    if response.status_code == 413:  # the request's plan budget refused it: also acceptable
+        assert response.headers["content-type"].startswith("application/problem+json")
+        return
+    assert response.status_code == 200
+    results = response.json()["results"]
+    assert len(results) == 100 and all(r["ok"] for r in results)
+    layers = 126  # Llama 3.1 405B
+    per_search_bound = 8 * 2 * int(layers**0.5 + 1) + 1
+    for r in results:
+        assert 1 <= r["result"]["plan"]["plans_evaluated"] <= per_search_bound
+        assert len(r["result"]["failover"]) == 2
