@@ -30,6 +30,11 @@ else:  # enums of the engine's names, so OpenAPI lists them and unknown ones are
     KvPrecisionName = Literal[tuple(KV_BITS)]
     RuntimeName = Literal[tuple(RUNTIMES)]
 Mode = Literal["inference", "training", "lora", "qlora"]
+Parallelism = Literal["auto", "tensor", "pipeline"]
+RUNTIME_DESCRIPTION = (
+    "inference runtime; null = from the inputs: GGUF precisions and Apple builds -> llama.cpp, "
+    "otherwise vLLM (answers say which runtime ran)"
+)
 DEFAULT_PROMPT_TOKENS = 2048
 MAX_BATCH_REQUESTS = 100
 # Inline builds are bounded so one request cannot ask the engine to plan a million-GPU split.
@@ -69,12 +74,8 @@ class WorkloadIn(StrictModel):
     batch: int = Field(
         strict=True, default=1, ge=1, le=MAX_BATCH, description="concurrent sequences"
     )
-    parallelism: Literal["auto", "tensor", "pipeline"] = "auto"
-    runtime: RuntimeName | None = Field(
-        default=None,
-        description="inference runtime; null = from the inputs: GGUF precisions and Apple "
-        "builds -> llama.cpp, otherwise vLLM (the answer's workload.runtime says which)",
-    )
+    parallelism: Parallelism = "auto"
+    runtime: RuntimeName | None = Field(default=None, description=RUNTIME_DESCRIPTION)
     tensor_parallel: int | None = Field(
         strict=True,
         default=None,

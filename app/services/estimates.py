@@ -123,10 +123,26 @@ def workload_spec(workload: WorkloadIn) -> Workload:
     )
 
 
-def simple_workload(*, precision: str, context_tokens: int, batch: int = 1) -> Workload:
-    """An inference workload at a precision, context and batch (prompt = min(2048, context))."""
+def simple_workload(
+    *,
+    precision: str,
+    context_tokens: int,
+    batch: int = 1,
+    runtime: str | None = None,
+    parallelism: str = "auto",
+) -> Workload:
+    """An inference workload at a precision, context, batch, runtime (None = from the inputs)
+    and parallelism (prompt = min(2048, context))."""
     return workload_spec(
-        WorkloadIn(precision=precision, context_tokens=context_tokens, batch=batch)
+        WorkloadIn.model_validate(
+            {
+                "precision": precision,
+                "context_tokens": context_tokens,
+                "batch": batch,
+                "runtime": runtime,
+                "parallelism": parallelism,
+            }
+        )
     )
 
 
@@ -506,11 +522,23 @@ def parse_estimate_request(raw: Any) -> EstimateRequest:
 
 
 def builds_fitting_model(
-    snap: Snapshot, *, model_slug: str, precision: str, context_tokens: int, field: str = "model"
+    snap: Snapshot,
+    *,
+    model_slug: str,
+    precision: str,
+    context_tokens: int,
+    field: str = "model",
+    runtime: str | None = None,
+    parallelism: str = "auto",
 ) -> frozenset[str]:
     """Slugs of the catalog builds on which the model fits (batch 1), per catalog version."""
     model = find_model(snap, model_slug, field=field)
-    workload = simple_workload(precision=precision, context_tokens=context_tokens)
+    workload = simple_workload(
+        precision=precision,
+        context_tokens=context_tokens,
+        runtime=runtime,
+        parallelism=parallelism,
+    )
 
     def compute() -> frozenset[str]:
         costs = CostAssumptions()  # fit does not depend on costs
@@ -531,13 +559,21 @@ def model_fits_for_build(
     context_tokens: int,
     batch: int = 1,
     costs: CostAssumptions,
+    runtime: str | None = None,
+    parallelism: str = "auto",
 ) -> list[dict[str, Any]]:
     """Every catalog model on one build: fit, verdict, speed and cost, largest model first."""
     from app.services.recommend import figures
 
     snap = snapshot(session)
     build = find_build(snap, slug)
-    workload = simple_workload(precision=precision, context_tokens=context_tokens, batch=batch)
+    workload = simple_workload(
+        precision=precision,
+        context_tokens=context_tokens,
+        batch=batch,
+        runtime=runtime,
+        parallelism=parallelism,
+    )
     out = []
     for model in sorted(model_rows(snap).values(), key=lambda m: (-m.params_total, m.slug)):
         est = catalog_estimate(snap, build=build, model=model, workload=workload, costs=costs)

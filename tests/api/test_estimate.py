@@ -338,3 +338,61 @@ def test_worst_case_batch_is_bounded_by_the_plan_search_not_the_accelerator_coun
     for r in results:
         assert 1 <= r["result"]["plan"]["plans_evaluated"] <= per_search_bound
         assert len(r["result"]["failover"]) == 2
+
+
+def test_plan_follows_the_runtime_and_says_how_to_launch_it(api):
+    vllm = post(
+        api,
+        {
+            "build": DESKTOP,
+            "model": "llama-3-3-70b",
+            "workload": {"precision": "int4", "runtime": "vllm"},
+        },
+    ).json()
+    EstimateOut.model_validate(vllm)
+    assert vllm["workload"]["runtime"] == "vllm"
+    assert vllm["plan"]["tensor_parallel"] == 4 and vllm["plan"]["pipeline_parallel"] == 1
+    command = vllm["plan"]["launch_command"]
+    assert command.startswith("vllm serve ")
+    assert "--tensor-parallel-size 4" in command and "--max-model-len 4096" in command
+    assert vllm["plan"]["objective"]
+    gguf = post(
+        api, {"build": DESKTOP, "model": "llama-3-3-70b", "workload": {"precision": "q4_k_m"}}
+    ).json()
+    assert gguf["workload"]["runtime"] == "llama.cpp"  # the default for GGUF precisions
+    assert gguf["plan"]["pipeline_parallel"] == 4 and gguf["plan"]["replicas_active"] == 1
+    assert gguf["plan"]["launch_command"].startswith("llama-server -m ")
+
+
+def test_batch_one_aggregate_equals_per_sequence_in_the_api(api):
+    body = post(
+        api,
+        {"build": DESKTOP, "model": "llama-3-1-8b", "workload": {"precision": "bf16"}},
+    ).json()
+    t = body["throughput"]
+    assert t["aggregate_decode_tokens_per_s"] == pytest.approx(t["decode_tokens_per_s"])
+    # The catalog's Hugging Face source names the weights in the launch command.
+    assert body["plan"]["launch_command"].startswith("vllm serve meta-llama/Llama-3.1-8B ")
+    assert body["cost"]["billed_tokens_per_s"] < t["aggregate_decode_tokens_per_s"]
+
+
+def test_a_tensor_parallel_size_the_runtime_refuses_is_422(api):
+    response = post(
+        api,
+        {
+            "build": DESKTOP,
+            "model": "llama-3-3-70b",
+            "workload": {"precision": "int4", "runtime": "vllm", "tensor_parallel": 3},
+        },
+    )
+    assert response.status_code == 422
+    assert "workload.tensor_parallel" in problem_fields(response)
+
+
+def test_failover_is_computed_for_a_cluster(api):
+    body = post(api, {"build": CLUSTER, "model": "deepseek-v3"}).json()
+    cases = {c["lost"]: c for c in body["failover"]}
+    assert set(cases) == {"one accelerator", "one node"}
+    # One DGX H200 (8 x 141 GiB) still holds DeepSeek-V3 in FP8.
+    assert cases["one node"]["fits"] and cases["one node"]["accelerators_left"] == 8
+    assert cases["one node"]["decode_tokens_per_s"] > 0
