@@ -36,7 +36,7 @@ from .runtime import (
     RUNTIMES,
 )
 from .specs import BuildSpec, CostAssumptions, ModelSpec, Workload
-from .speed import DecodeModel, bandwidth_efficiency, fixed_per_pass, throughput
+from .speed import DecodeModel, throughput
 from .tiers import derive_tier
 from .training import training_figures
 
@@ -188,8 +188,8 @@ def _search(p: Prepared, model: ModelSpec, build: BuildSpec, workload: Workload)
     # Lower bound of a decode step for a tensor-parallel size: the non-expert weights read at
     # tp x bandwidth plus the fixed per-pass costs (both in every candidate's step), so
     # candidates that cannot beat the best so far are skipped without a speed model.
-    bw1 = build.accelerator.memory_bandwidth_gbs * 1e9 * bandwidth_efficiency(p.runtime, build)
-    fixed = p.runtime.fixed_s_per_step + fixed_per_pass(p.runtime, build, model)
+    bw1 = build.accelerator.memory_bandwidth_gbs * 1e9 * p.bandwidth_efficiency
+    fixed = p.runtime.fixed_s_per_step + p.fixed_pass_s
     floor_bytes = p.nonexpert_body_bytes + p.head_bytes
     best: _Choice | None = None
     best_step = float("inf")

@@ -7,7 +7,15 @@ from functools import lru_cache
 
 from .errors import EngineInputError
 from .precision import PRECISIONS, Precision, kv_bytes
-from .prep import GB, GIB, resolve_runtime, unified_platform, usable_fraction
+from .prep import (
+    GB,
+    GIB,
+    bandwidth_efficiency,
+    fixed_per_pass,
+    resolve_runtime,
+    unified_platform,
+    usable_fraction,
+)
 from .runtime import COMM_BUFFER_GB, MAX_TENSOR_PARALLEL, RUNTIMES, RuntimeProfile
 from .specs import BuildSpec, ModelSpec, Workload
 
@@ -44,6 +52,8 @@ class Prepared:
     trainable_params: int
     train_state_bytes_per_param: float
     recompute: bool  # activation recomputation in effect (training modes)
+    bandwidth_efficiency: float  # achieved share of nominal bandwidth (runtime x platform)
+    fixed_pass_s: float  # fixed seconds of one forward pass over all layers
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,6 +173,8 @@ def _prepare(build: BuildSpec, model: ModelSpec, workload: Workload) -> Prepared
         trainable_params=trainable,
         train_state_bytes_per_param=state_bytes,
         recompute=recompute,
+        bandwidth_efficiency=bandwidth_efficiency(runtime, build),
+        fixed_pass_s=fixed_per_pass(runtime, build, model),
     )
 
 

@@ -9,7 +9,11 @@ from .precision import KV_BITS, PRECISIONS, Precision
 from .runtime import (
     LINK_DEFAULT_GBS,
     LINK_LATENCY_US,
+    MLA_FIXED_S_PER_LAYER,
     RUNTIMES,
+    UNIFIED_BANDWIDTH_EFFICIENCY,
+    UNIFIED_BANDWIDTH_EFFICIENCY_OTHER,
+    UNIFIED_FIXED_S_PER_LAYER,
     UNIFIED_USABLE_BY_PLATFORM,
     RuntimeProfile,
 )
@@ -342,3 +346,29 @@ def link_for(build: BuildSpec, group: int) -> tuple[float, float, str]:
     bw_gbs = bw_gbs / build.accelerators_per_node
     lat = net.latency_us if net.latency_us is not None else LINK_LATENCY_US[kind]
     return bw_gbs * 1e9, lat * 1e-6, kind
+
+
+def bandwidth_efficiency(rt: RuntimeProfile, build: BuildSpec) -> float:
+    """Achieved share of nominal memory bandwidth (unified SoCs reach less)."""
+    if build.accelerator.memory_kind == "unified":
+        share = (
+            UNIFIED_BANDWIDTH_EFFICIENCY if is_apple(build) else UNIFIED_BANDWIDTH_EFFICIENCY_OTHER
+        )
+        return min(rt.bandwidth_efficiency, share)
+    return rt.bandwidth_efficiency
+
+
+def fixed_per_layer(rt: RuntimeProfile, build: BuildSpec) -> float:
+    """Fixed seconds per layer per forward pass (kernel launches, syncs; Metal pays more)."""
+    if is_apple(build):
+        return max(rt.fixed_s_per_layer, UNIFIED_FIXED_S_PER_LAYER)
+    return rt.fixed_s_per_layer
+
+
+def fixed_per_pass(rt: RuntimeProfile, build: BuildSpec, model: ModelSpec) -> float:
+    """Fixed seconds of one forward pass over all layers: launches, MoE routing, MLA kernels."""
+    fixed = fixed_per_layer(rt, build) * model.num_hidden_layers
+    fixed += rt.moe_fixed_s_per_layer * model.moe_layers
+    if model.kv_lora_rank:
+        fixed += MLA_FIXED_S_PER_LAYER * model.num_hidden_layers
+    return fixed

@@ -5,17 +5,12 @@ from __future__ import annotations
 import math
 
 from .plan import Prepared, kv_share, kv_tokens_weighted
-from .prep import is_apple, link_for, peak_flops
+from .prep import link_for, peak_flops
 from .results import Throughput
 from .runtime import (
     LINK_DEFAULT_GBS,
     LINK_EFFICIENCY,
     LINK_LATENCY_US,
-    MLA_FIXED_S_PER_LAYER,
-    UNIFIED_BANDWIDTH_EFFICIENCY,
-    UNIFIED_BANDWIDTH_EFFICIENCY_OTHER,
-    UNIFIED_FIXED_S_PER_LAYER,
-    RuntimeProfile,
 )
 from .specs import BuildSpec, ModelSpec, Workload
 
@@ -27,32 +22,6 @@ def distinct_experts(n_experts: int, top_k: int, tokens: float) -> float:
     if n_experts <= 0:
         return 0.0
     return n_experts * (1.0 - (1.0 - top_k / n_experts) ** tokens)
-
-
-def bandwidth_efficiency(rt: RuntimeProfile, build: BuildSpec) -> float:
-    """Achieved share of nominal memory bandwidth (unified SoCs reach less)."""
-    if build.accelerator.memory_kind == "unified":
-        share = (
-            UNIFIED_BANDWIDTH_EFFICIENCY if is_apple(build) else UNIFIED_BANDWIDTH_EFFICIENCY_OTHER
-        )
-        return min(rt.bandwidth_efficiency, share)
-    return rt.bandwidth_efficiency
-
-
-def fixed_per_layer(rt: RuntimeProfile, build: BuildSpec) -> float:
-    """Fixed seconds per layer per forward pass (kernel launches, syncs; Metal pays more)."""
-    if is_apple(build):
-        return max(rt.fixed_s_per_layer, UNIFIED_FIXED_S_PER_LAYER)
-    return rt.fixed_s_per_layer
-
-
-def fixed_per_pass(rt: RuntimeProfile, build: BuildSpec, model: ModelSpec) -> float:
-    """Fixed seconds of one forward pass over all layers: launches, MoE routing, MLA kernels."""
-    fixed = fixed_per_layer(rt, build) * model.num_hidden_layers
-    fixed += rt.moe_fixed_s_per_layer * model.moe_layers
-    if model.kv_lora_rank:
-        fixed += MLA_FIXED_S_PER_LAYER * model.num_hidden_layers
-    return fixed
 
 
 def _hop(build: BuildSpec, tp: int, pp: int) -> tuple[float, float]:
@@ -98,7 +67,7 @@ class DecodeModel:
         acc = build.accelerator
         rt = p.runtime
         self.tp, self.pp = tp, pp
-        self.bw = acc.memory_bandwidth_gbs * 1e9 * bandwidth_efficiency(rt, build) * tp
+        self.bw = acc.memory_bandwidth_gbs * 1e9 * p.bandwidth_efficiency * tp
         peak, _ = peak_flops(build, p.precision.compute)
         self.flops = peak * rt.decode_compute_efficiency * tp
         # Bytes read per step: non-expert weights and the output projection always; routed
@@ -133,7 +102,7 @@ class DecodeModel:
             )
         else:
             self.comm_fixed = self.comm_per_token = 0.0
-        self.fixed = rt.fixed_s_per_step + fixed_per_pass(rt, build, model)
+        self.fixed = rt.fixed_s_per_step + p.fixed_pass_s
         if pp > 1:
             hop_bw, hop_lat = _hop(build, tp, pp)
             self.hop_fixed = (pp - 1) * hop_lat
@@ -204,12 +173,10 @@ def prefill(
     # Every weight is read at least once (all experts once the prompt is long enough).
     used = distinct_experts(model.n_routed_experts, model.num_experts_per_tok, n)
     weight_bytes = p.nonexpert_body_bytes + p.head_bytes + model.moe_layers * used * p.expert_bytes
-    memory_s = weight_bytes / (
-        acc.memory_bandwidth_gbs * 1e9 * bandwidth_efficiency(rt, build) * tp
-    )
+    memory_s = weight_bytes / (acc.memory_bandwidth_gbs * 1e9 * p.bandwidth_efficiency * tp)
     chunks = max(1, -(-n // rt.prefill_chunk_tokens))
     layers = model.num_hidden_layers
-    total = max(compute_s, memory_s * chunks) + chunks * fixed_per_pass(rt, build, model)
+    total = max(compute_s, memory_s * chunks) + chunks * p.fixed_pass_s
     if tp > 1:
         bw, lat, _ = link_for(build, tp)
         total += (
