@@ -340,6 +340,20 @@ def _findings(
                 "GGUF formats are native to llama.cpp; other runtimes support them partially",
             )
         )
+    elif (
+        p.mode == "inference"
+        and p.precision.family != "gguf"
+        and p.runtime.name in ("llama.cpp", "ollama")
+        and p.precision.bits_per_weight < 16
+    ):
+        closest = "Q8_0" if p.precision.bits_per_weight >= 8 else "Q4_K_M"
+        out.append(
+            Finding(
+                "caution",
+                f"{p.runtime.name} runs GGUF files: {p.precision.name} weights are estimated "
+                f"as given; the closest GGUF format is {closest}",
+            )
+        )
     if (
         tp > 1
         and build.intra_node_link.kind in ("pcie", "none")
@@ -539,7 +553,7 @@ def estimate(
         pipeline_parallel=pp,
         data_parallel=dp,
         expert_parallel=ep,
-        accelerators_used=min(group * active, n),
+        accelerators_used=min(group * dp, n),  # occupied by the plan, idle replicas too
         layers_per_stage=lps,
         description=description,
         runtime=runtime,

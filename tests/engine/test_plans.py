@@ -258,3 +258,14 @@ def test_plan_search_does_not_grow_with_the_accelerator_count():
         estimate(small, LLAMA_70B, w).plan.plans_evaluated + 8 * 18
     )
     assert estimate(huge, LLAMA_70B, w).plan.plans_evaluated <= 8 * 2 * 9 + 1
+
+
+def test_llama_cpp_with_a_non_gguf_precision_says_which_gguf_format_is_closest():
+    apple = AcceleratorSpec(
+        "Apple M3 Ultra (80-core GPU, 512 GB)", 512, 819, 28, memory_kind="unified"
+    )
+    e = estimate(BuildSpec("Mac Studio", apple), LLAMA_70B, Workload(precision="fp8"))
+    assert e.runtime == "llama.cpp"
+    assert any("closest GGUF format is Q8_0" in f.message for f in e.findings)
+    gguf = estimate(BuildSpec("Mac Studio", apple), LLAMA_70B, Workload(precision="q8_0"))
+    assert not any("closest GGUF" in f.message for f in gguf.findings)
