@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import lru_cache
 from types import MappingProxyType
 
 from .cost import billed_tokens_per_s, cost_figures
@@ -114,14 +115,25 @@ def _search(p: Prepared, model: ModelSpec, build: BuildSpec, workload: Workload)
     """
     split = p.runtime.split
     n = build.accelerator_count
-    apn = build.accelerators_per_node
-    layers = model.num_hidden_layers
     usable = p.usable_per_accel
     explicit_tp = workload.tensor_parallel
     explicit_pp = workload.pipeline_parallel
     if explicit_tp is not None or explicit_pp is not None:
         check_explicit_plan(build, model, workload, split)
     evaluated = 0
+    options = candidate_options(
+        split,
+        build.accelerator_count,
+        build.accelerators_per_node,
+        build.pooled_domain_accelerators,
+        model.num_attention_heads,
+        model.num_key_value_heads,
+        bool(model.kv_lora_rank),
+        model.num_hidden_layers,
+        workload.parallelism,
+        explicit_tp,
+        explicit_pp,
+    )
 
     def first_fit(tp: int, pps: tuple[int, ...], replicas: bool) -> tuple[int, int, Need] | None:
         nonlocal evaluated
@@ -132,41 +144,6 @@ def _search(p: Prepared, model: ModelSpec, build: BuildSpec, workload: Workload)
             if need.total <= usable:
                 return pp, dp, need
         return None
-
-    # (tp, pipeline sizes to try, replicas allowed) per candidate tensor-parallel size.
-    options: list[tuple[int, tuple[int, ...], bool]]
-    if split == "single":
-        options = [(1, (1,), False)]
-    elif split == "layers":
-        # llama.cpp / Ollama: every local GPU of one machine, layers split (or rows with
-        # parallelism="tensor"); no automatic replicas.
-        if explicit_tp is not None and explicit_tp > 1:
-            options = [(explicit_tp, (1,), False)]
-        elif explicit_pp is not None:
-            options = [(1, (explicit_pp,), False)]
-        elif workload.parallelism == "tensor":
-            options = [(apn, (1,), False)]
-        else:
-            options = [(1, (min(apn, layers),), False)]
-    else:
-        domain = min(n, max(apn, build.pooled_domain_accelerators))
-        if explicit_tp is not None:
-            tps: tuple[int, ...] = (explicit_tp,)
-        elif explicit_pp is not None or workload.parallelism == "pipeline":
-            tps = (1,)
-        else:
-            tps = tensor_parallel_sizes(
-                model.num_attention_heads,
-                model.num_key_value_heads,
-                bool(model.kv_lora_rank),
-                domain,
-            ) or (1,)
-            if workload.parallelism == "tensor":
-                tps = tps[:1]
-        if explicit_pp is not None:
-            options = [(tp, (explicit_pp,), True) for tp in tps]
-        else:
-            options = [(tp, stage_counts(layers, max(1, n // tp)), True) for tp in tps]
 
     if p.mode != "inference":
         # Training: the fewest accelerators per replica that fit (most data parallelism).
@@ -211,12 +188,57 @@ def _search(p: Prepared, model: ModelSpec, build: BuildSpec, workload: Workload)
     return _no_fit(p, model, build, workload, options, evaluated, objective)
 
 
+Options = tuple[tuple[int, tuple[int, ...], bool], ...]
+
+
+@lru_cache(maxsize=1024)
+def candidate_options(
+    split: str,
+    n: int,
+    apn: int,
+    pooled_domain: int,
+    heads: int,
+    kv_heads: int,
+    mla: bool,
+    layers: int,
+    parallelism: str,
+    explicit_tp: int | None,
+    explicit_pp: int | None,
+) -> Options:
+    """(tensor-parallel size, pipeline sizes to try in order, replicas allowed) per candidate
+    the runtime would consider; a pure function of the shapes, memoised."""
+    if split == "single":
+        return ((1, (1,), False),)
+    if split == "layers":
+        # llama.cpp / Ollama: every local GPU of one machine, layers split (or rows with
+        # parallelism="tensor"); no automatic replicas.
+        if explicit_tp is not None and explicit_tp > 1:
+            return ((explicit_tp, (1,), False),)
+        if explicit_pp is not None:
+            return ((1, (explicit_pp,), False),)
+        if parallelism == "tensor":
+            return ((apn, (1,), False),)
+        return ((1, (min(apn, layers),), False),)
+    domain = min(n, max(apn, pooled_domain))
+    if explicit_tp is not None:
+        tps: tuple[int, ...] = (explicit_tp,)
+    elif explicit_pp is not None or parallelism == "pipeline":
+        tps = (1,)
+    else:
+        tps = tensor_parallel_sizes(heads, kv_heads, mla, domain) or (1,)
+        if parallelism == "tensor":
+            tps = tps[:1]
+    if explicit_pp is not None:
+        return tuple((tp, (explicit_pp,), True) for tp in tps)
+    return tuple((tp, stage_counts(layers, max(1, n // tp)), True) for tp in tps)
+
+
 def _no_fit(
     p: Prepared,
     model: ModelSpec,
     build: BuildSpec,
     workload: Workload,
-    options: list[tuple[int, tuple[int, ...], bool]],
+    options: Options,
     evaluated: int,
     objective: str,
 ) -> _Choice:

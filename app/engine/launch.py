@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from .specs import BuildSpec, Workload
 
 # Flags are each runtime's documented CLI: `vllm serve --help`, `python -m
@@ -95,6 +97,7 @@ def launch_command(
     )
 
 
+@lru_cache(maxsize=1024)
 def model_ref_for(model: str, runtime: str, precision: str) -> str:
     """What the command names: the repository id (or a slug of the model's name), and for
     llama.cpp a GGUF file name at the chosen quantisation."""
