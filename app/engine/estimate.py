@@ -90,7 +90,7 @@ def _plan_description(tp: int, pp: int, dp: int, ep: int, lps: int, build: Build
 class _Choice:
     """The plan the search settled on."""
 
-    __slots__ = ("fits", "tp", "pp", "dp", "need", "dm", "evaluated", "objective")
+    __slots__ = ("fits", "tp", "pp", "dp", "need", "dm", "parts", "evaluated", "objective")
 
     def __init__(
         self,
@@ -105,6 +105,7 @@ class _Choice:
     ) -> None:
         self.fits, self.tp, self.pp, self.dp, self.need = fits, tp, pp, dp, need
         self.dm, self.evaluated, self.objective = dm, evaluated, objective
+        self.parts: tuple[float, float, float, float, float] | None = None
 
 
 def _search(p: Prepared, model: ModelSpec, build: BuildSpec, workload: Workload) -> _Choice:
@@ -178,10 +179,11 @@ def _search(p: Prepared, model: ModelSpec, build: BuildSpec, workload: Workload)
             continue
         pp, dp, need = hit
         dm = DecodeModel(p, model, build, workload, tp, pp)
-        step = dm.step(-(-workload.batch // dp))[0]
-        if step < best_step:
-            best_step = step
+        parts = dm.step(-(-workload.batch // dp))
+        if parts[0] < best_step:
+            best_step = parts[0]
             best = _Choice(True, tp, pp, dp, need, dm, evaluated, objective)
+            best.parts = parts
     if best is not None:
         best.evaluated = evaluated
         return best
@@ -624,7 +626,7 @@ def estimate(
         max_ctx = _max_context(p, model, workload, tp, pp, dp, need)
         max_batch = _max_batch(p, model, tp, pp, dp, need)
         if fits:
-            tput = throughput(p, model, build, workload, tp, pp, dp, choice.dm)
+            tput = throughput(p, model, build, workload, tp, pp, dp, choice.dm, choice.parts)
             billed = billed_tokens_per_s(
                 per_sequence=tput.decode_tokens_per_s,
                 batch=workload.batch,

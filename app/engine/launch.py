@@ -12,7 +12,7 @@ from .specs import BuildSpec, Workload
 
 
 def _fmt_share(x: float) -> str:
-    return f"{x:.2f}".rstrip("0").rstrip(".")
+    return f"{round(x, 2):g}"
 
 
 def launch_command(

@@ -220,17 +220,19 @@ def throughput(
     pp: int,
     dp: int,
     dm: DecodeModel | None = None,
+    step_parts: tuple[float, float, float, float, float] | None = None,
 ) -> Throughput:
     """Decode and prefill figures for a split that fits.
 
     The aggregate counts only replicas that hold sequences: every one of the batch's
     sequences gets the per-sequence rate, so aggregate = per-sequence x batch (at batch 1 the
-    idle replicas add nothing).
+    idle replicas add nothing). `dm` and `step_parts` (its step at the per-replica batch)
+    reuse what the plan search already computed.
     """
     if dm is None:
         dm = DecodeModel(p, model, build, workload, tp, pp)
     batch_r = -(-workload.batch // dp)
-    step, mem, comp, comm, fixed = dm.step(batch_r)
+    step, mem, comp, comm, fixed = step_parts or dm.step(batch_r)
     per_seq = 1.0 / step
     aggregate = per_seq * workload.batch
     bottleneck = bottleneck_name(mem, comp, comm, fixed)
