@@ -7,9 +7,12 @@ Contract (callers: the JSON API and the /compare page):
   memory_pooling, run_model ("Run a N GB model?": the engine's verdict per build, N the rule-of-
   thumb size of the chosen model at the precision, or of deepseek-v3 -- the tier-line story --
   when no model is given; the largest catalog model when deepseek-v3 is absent), failover,
+  failover_computed (fit and speed after losing one accelerator / one node, for that model),
   scheduling, power_w, total_memory_gb, pooled_memory_gb, price_usd; with a model given also
-  fits, memory_per_accelerator_gb, plan, decode_tokens_per_s, aggregate_decode_tokens_per_s,
-  time_to_first_token_s, bottleneck, usd_per_million_tokens, max_context_tokens_that_fit.
+  fits, memory_per_accelerator_gb, memory_needed_gb, runtime, plan, launch_command,
+  decode_tokens_per_s, aggregate_decode_tokens_per_s, time_to_first_token_s, bottleneck,
+  usd_per_million_tokens, max_context_tokens_that_fit. `runtime` (None = each build's
+  default) and `parallelism` come from the query.
   Each row has raw `values`, human `display` strings and `same` (all values equal).
 """
 

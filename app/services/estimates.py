@@ -9,14 +9,22 @@ Contract (callers: the JSON API, the HTML calculator, compare/recommend/tiers se
   NotFound naming `build` / `model`; engine input errors raise InvalidInput naming the field
   (`build.*`, `model.config.*`, `workload.*`).
 - `run_batch(session, *, requests, costs) -> dict`: `BatchOut` shape; each entry is the answer
-  or the problem that stopped it (one bad entry does not fail the others).
+  or the problem that stopped it (one bad entry does not fail the others). The request has a
+  cost budget (`REQUEST_PLAN_BUDGET` candidate plans, failover searches included); beyond it
+  the whole request is a 413 (ContentTooLarge) and nothing is answered.
+- Every answer carries the runtime the engine used (`workload.runtime`, `plan.runtime`), the
+  plan's `launch_command` (catalog models named by their Hugging Face repository, from the
+  model's source URL: `model_ref`) and `failover` (`failover_cases`: fit and speed after
+  losing one accelerator / one node).
 - `catalog_estimate(snap, *, build, model, workload, costs) -> Estimate`: memoised engine run
   for catalog rows, keyed by the spec values (so it survives catalog versions that leave the
   build and model unchanged); `estimate_answer(...)` serialises any Estimate.
-- `builds_fitting_model(snap, *, model_slug, precision, context_tokens, field)`: slugs of the
-  builds on which the model fits (batch 1), memoised per catalog version.
-- `model_fits_for_build(session, *, slug, precision, context_tokens, batch, costs)`: every
-  catalog model on one build, in the recommend-item shape (the build page's "what it runs").
+- `builds_fitting_model(snap, *, model_slug, precision, context_tokens, field, runtime=None,
+  parallelism="auto")`: slugs of the builds on which the model fits (batch 1), memoised per
+  catalog version; runtime None = each build's default (GGUF or Apple: llama.cpp, else vLLM).
+- `model_fits_for_build(session, *, slug, precision, context_tokens, batch, costs,
+  runtime=None, parallelism="auto")`: every catalog model on one build, in the recommend-item
+  shape (the build page's "what it runs").
 """
 
 import math
