@@ -13,7 +13,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from app.config import Settings
 from app.deps import SessionDep, SettingsDep
-from app.engine import KV_BITS, RUNTIMES
+from app.engine import INFERENCE_RUNTIMES, KV_BITS
 from app.errors import DomainError, FieldError, InvalidInput
 from app.models import INTER_NODE_LINK_KINDS, INTRA_NODE_LINK_KINDS, MEMORY_KINDS
 from app.services.cache import snapshot
@@ -61,6 +61,9 @@ WORKLOAD_FIELDS = (
     "zero_stage",
     "activation_recomputation",
     "lora_rank",
+    "memory_utilization",
+    "tensor_parallel",
+    "pipeline_parallel",
 )
 COST_FIELDS = ("amortization_years", "electricity_usd_per_kwh", "pue", "utilization")
 FORM_FIELDS: dict[str, str] = {
@@ -85,6 +88,8 @@ PARALLELISM = (
     ("tensor", "Tensor parallel"),
     ("pipeline", "Pipeline parallel"),
 )
+# Runtimes a page offers (the training loop, pytorch, is not an inference choice).
+RUNTIME_OPTIONS = tuple((r, r) for r in INFERENCE_RUNTIMES)
 MAX_CONFIG_CHARS = 100_000
 EXAMPLE_QUERY = "/estimate.json?build=2x-dgx-h200-cluster&model=deepseek-v3&precision=fp8"
 
@@ -147,9 +152,12 @@ def request_from_form(raw: dict[str, str]) -> tuple[dict[str, Any] | None, list[
         body["model"] = raw["model"]
     workload: dict[str, Any] = {f: raw[f] for f in WORKLOAD_FIELDS if f in raw}
     if "activation_recomputation" in workload:
-        workload["activation_recomputation"] = workload["activation_recomputation"] in (
-            "true", "on", "1"
-        )
+        # "default" (or absent) leaves the mode's standard recipe; on/off choose explicitly.
+        choice = workload.pop("activation_recomputation")
+        if choice in ("true", "on", "1"):
+            workload["activation_recomputation"] = True
+        elif choice in ("false", "off", "0"):
+            workload["activation_recomputation"] = False
     body["workload"] = workload
     costs = {f: raw[f] for f in COST_FIELDS if f in raw}
     if costs:
@@ -218,7 +226,7 @@ def estimate_page(request: Request, session: SessionDep, settings: SettingsDep) 
             "options": options,
             "precisions": precision_options(),
             "kv_precisions": [(k, k.upper()) for k in KV_BITS],
-            "runtimes": [(r, r) for r in RUNTIMES],
+            "runtimes": RUNTIME_OPTIONS,
             "modes": MODES,
             "parallelism": PARALLELISM,
             "intra_kinds": [(k, link_name(k)) for k in INTRA_NODE_LINK_KINDS],

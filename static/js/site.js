@@ -37,9 +37,9 @@
       button.hidden = false;
       button.addEventListener("click", function () {
         copyText(source.textContent).then(function () {
-          announce(status, "Copied as Markdown.");
+          announce(status, button.getAttribute("data-copy-done") || "Copied as Markdown.");
         }, function () {
-          announce(status, "Could not copy; select the Markdown below instead.");
+          announce(status, "Could not copy; select the text below instead.");
         });
       });
     });
