@@ -26,6 +26,7 @@ matplotlib.use("Agg")
 from matplotlib.figure import Figure  # noqa: E402  (the backend must be chosen first)
 from matplotlib.ticker import FuncFormatter  # noqa: E402
 
+from app.formatting import axis_gb, axis_number, axis_usd  # noqa: E402
 from app.services.cache import CatalogCache, Snapshot, ValueCache  # noqa: E402
 
 # Small caches of their own: SVGs are tens of kB each, too big for the shared 20,000 entries.
@@ -87,18 +88,22 @@ def _figure(width_in: float, height_in: float) -> Figure:
     return fig
 
 
-def _gb_label(value: float, _pos: Any = None) -> str:
-    if value >= 1000:
-        return f"{value / 1000:g} TB"
-    return f"{value:g} GB"
+def _plain_ticks(ax: Any, axis: str, label: Callable[[float, Any], str]) -> None:
+    """Ticks of one axis in plain words ("2,000", "$20k"). On a log axis matplotlib labels minor
+    ticks in scientific notation ("2×10³") when the axis spans little more than a decade; here
+    those minor ticks at 2 and 5 × 10ⁿ get plain labels instead, and none on wider axes (where
+    the major ticks suffice and minor labels would collide)."""
+    target = ax.xaxis if axis == "x" else ax.yaxis
 
+    def minor(value: float, pos: Any = None) -> str:
+        low, high = sorted(target.get_view_interval())
+        if value <= 0 or low <= 0 or high / low > 30:
+            return ""
+        leading = round(value / 10 ** math.floor(math.log10(value)), 6)
+        return label(value, pos) if leading in (2.0, 5.0) else ""
 
-def _usd_label(value: float, _pos: Any = None) -> str:
-    if value >= 1e6:
-        return f"${value / 1e6:g}M"
-    if value >= 1e3:
-        return f"${value / 1e3:g}k"
-    return f"${value:g}"
+    target.set_major_formatter(FuncFormatter(label))
+    target.set_minor_formatter(FuncFormatter(minor))
 
 
 @dataclass(frozen=True)
@@ -155,12 +160,12 @@ def _tier_line_svg(points: Sequence[TierPoint], *, story_need_gb: float | None,
                 ax.axhline(story_need_gb, color="#a8231a", linestyle="--", linewidth=1.1,
                            zorder=1)
             ax.grid(True, which="major", color=GRID, linewidth=0.6)
-            ax.yaxis.set_major_formatter(FuncFormatter(_gb_label))
+            _plain_ticks(ax, "y", axis_gb)
         if story_need_gb:
-            axes[0].text(0.99, story_need_gb, f"{story_label or _gb_label(story_need_gb)} ",
+            axes[0].text(0.99, story_need_gb, f"{story_label or axis_gb(story_need_gb)} ",
                          transform=axes[0].get_yaxis_transform(), ha="right", va="bottom",
                          fontsize=9, color="#a8231a")
-        axes[-1].xaxis.set_major_formatter(FuncFormatter(_usd_label))
+        _plain_ticks(axes[-1], "x", axis_usd)
         axes[-1].set_xlabel("Build price (USD, log scale)")
         axes[1].set_ylabel("Accelerator memory (log scale)")
         axes[-1].scatter([], [], s=46, color=MUTED, label="total accelerator memory")
@@ -189,22 +194,22 @@ def _memory_breakdown_svg(memory: dict[str, Any], *, accelerators_used: int) -> 
             if value <= 0:
                 continue
             ax_total.barh(0, value, left=left, color=colour, height=0.5,
-                          label=f"{COMPONENT_LABELS[key]} {_gb_label(round(value, 1))}")
+                          label=f"{COMPONENT_LABELS[key]} {axis_gb(round(value, 1))}")
             left += value
         available_total = float(memory.get("available_total_gb") or 0.0)
         rule = float(memory.get("rule_of_thumb_gb") or 0.0)
         ax_total.axvline(available_total, color=INK, linewidth=1.6)
         ax_total.text(available_total, 0.5,
-                      f" usable on the build: {_gb_label(round(available_total))}",
+                      f" usable on the build: {axis_gb(round(available_total))}",
                       fontsize=8.5, color=INK, va="center")
         if rule > 0:
             ax_total.axvline(rule, color="#a8231a", linestyle="--", linewidth=1.2)
-            ax_total.text(rule, -0.5, f" rule of thumb {_gb_label(round(rule))}", fontsize=8.5,
+            ax_total.text(rule, -0.5, f" rule of thumb {axis_gb(round(rule))}", fontsize=8.5,
                           color="#a8231a", va="center")
         ax_total.set_yticks([0], ["Whole model"])
         ax_total.set_ylim(-0.75, 0.75)
         ax_total.set_xlim(0, max(left, available_total, rule) * 1.45 or 1)
-        ax_total.xaxis.set_major_formatter(FuncFormatter(_gb_label))
+        ax_total.xaxis.set_major_formatter(FuncFormatter(axis_gb))
         ax_total.legend(loc="upper center", bbox_to_anchor=(0.5, -0.28), ncols=3, fontsize=8,
                         frameon=False)
 
@@ -213,16 +218,16 @@ def _memory_breakdown_svg(memory: dict[str, Any], *, accelerators_used: int) -> 
         fits = need_one <= have_one
         ax_one.barh(0, need_one, color="#136c34" if fits else "#a8231a", height=0.5)
         ax_one.axvline(have_one, color=INK, linewidth=1.6)
-        ax_one.text(have_one, 0.5, f" usable per accelerator: {_gb_label(round(have_one, 1))}",
+        ax_one.text(have_one, 0.5, f" usable per accelerator: {axis_gb(round(have_one, 1))}",
                     fontsize=8.5, color=INK, va="center")
         verdict = "fits" if fits else "does not fit"
         ax_one.text(need_one, -0.5,
-                    f" {_gb_label(round(need_one, 1))} on the fullest of {accelerators_used}:"
+                    f" {axis_gb(round(need_one, 1))} on the fullest of {accelerators_used}:"
                     f" {verdict}", fontsize=8.5, color=INK, va="center")
         ax_one.set_yticks([0], ["Fullest accelerator"])
         ax_one.set_ylim(-0.75, 0.75)
         ax_one.set_xlim(0, max(need_one, have_one) * 1.6 or 1)
-        ax_one.xaxis.set_major_formatter(FuncFormatter(_gb_label))
+        ax_one.xaxis.set_major_formatter(FuncFormatter(axis_gb))
         for ax in (ax_total, ax_one):
             ax.grid(True, axis="x", color=GRID, linewidth=0.6)
             ax.set_axisbelow(True)
@@ -277,7 +282,8 @@ def _cost_speed_svg(points: Sequence[CostSpeedPoint]) -> str:
                 ax.annotate(p.name, xy=(p.price_usd, p.decode_tokens_per_s), xytext=(6, 5),
                             textcoords="offset points", fontsize=8, color=INK)
                 last = p
-        ax.xaxis.set_major_formatter(FuncFormatter(_usd_label))
+        _plain_ticks(ax, "x", axis_usd)
+        _plain_ticks(ax, "y", axis_number)
         ax.set_xlabel("Build price (USD, log scale)")
         ax.set_ylabel("Decode speed per sequence (tokens/s)")
         ax.set_ylim(bottom=0)
