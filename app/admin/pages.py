@@ -34,7 +34,7 @@ from app.services.admin_records import (
     read_record,
     restore_from_audit,
 )
-from app.services.audit import get_event, list_events
+from app.services.audit import field_changes, get_event, list_events
 from app.services.catalog import import_document
 from app.services.catalog_version import current_catalog_version
 from app.services.records import (
@@ -285,7 +285,7 @@ def _event_page(
     kind = KIND_BY_NAME.get(event.kind)
     exists = kind is not None and get_record(session, kind, event.slug) is not None
     before, after = event.before or {}, event.after or {}
-    changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
+    changes = field_changes(before, after)
     return _page(
         request,
         session,
@@ -294,7 +294,7 @@ def _event_page(
             "event": event,
             "kind": kind,
             "exists": exists,
-            "changed": changed,
+            "changes": changes,
             "before_json": json.dumps(event.before, indent=2, ensure_ascii=False),
             "after_json": json.dumps(event.after, indent=2, ensure_ascii=False),
             "can_restore": event.action == "delete" and not exists,

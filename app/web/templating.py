@@ -38,6 +38,7 @@ from app.formatting import (
     watts,
     yes_no,
 )
+from app.services.audit import field_changes
 from app.web.glossary import TERMS_BY_KEY
 
 
@@ -104,6 +105,7 @@ def _templates_for(directory: str) -> Jinja2Templates:
     env.globals["query_url"] = query_url
     env.globals["fmt"] = fmt
     env.globals["glossary"] = TERMS_BY_KEY
+    env.globals["field_changes"] = field_changes
     return templates
 
 
