@@ -1,7 +1,7 @@
 """The home page: the tier line from desktop to DGX to cluster, with its story in numbers."""
 
 from fastapi import APIRouter, Request
-from fastapi.responses import HTMLResponse, Response
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from app.deps import SessionDep, SettingsDep
 from app.schemas.tiers import TiersQuery
@@ -82,3 +82,11 @@ def tier_line_chart(request: Request, session: SessionDep, settings: SettingsDep
     svg = cached_chart(snapshot(session), ("tierline", query.model_dump_json()), draw)
     return Response(svg, media_type="image/svg+xml",
                     headers=SVG_HEADERS)
+
+
+@router.get("/calculator")
+def calculator_alias(request: Request) -> RedirectResponse:
+    """People type /calculator (the navigation calls it that): send them to /estimate, query
+    kept, with a permanent redirect."""
+    query = request.url.query
+    return RedirectResponse(f"/estimate?{query}" if query else "/estimate", status_code=308)
