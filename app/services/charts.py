@@ -118,23 +118,32 @@ class TierPoint:
     largest_model_gb: float | None
 
 
+# A phone shows a chart about 360 CSS px wide: a narrow, tall figure with larger text stays
+# legible there, where the laptop figure would shrink its labels to ~5 px.
+PHONE_RC: dict[Any, Any] = {**_RC, "font.size": 11}
+
+
 def tier_line_svg(points: Sequence[TierPoint], *, story_need_gb: float | None = None,
-                  story_label: str | None = None) -> str:
+                  story_label: str | None = None, phone: bool = False) -> str:
     """The tier line as three bands (desktop, DGX, cluster), one above the other, sharing
     log-scale axes: accelerator memory against price, and a tick per build at the size of the
-    largest model it runs. Tiers overlap in price, so each gets its own band."""
-    key = ("tier_line", tuple(points), story_need_gb, story_label)
+    largest model it runs. Tiers overlap in price, so each gets its own band. `phone` draws
+    the narrow variant (same data, larger text)."""
+    key = ("tier_line", tuple(points), story_need_gb, story_label, phone)
     return SVG_BY_DATA.get(
-        key, lambda: _tier_line_svg(points, story_need_gb=story_need_gb, story_label=story_label)
+        key,
+        lambda: _tier_line_svg(points, story_need_gb=story_need_gb, story_label=story_label,
+                               phone=phone),
     )
 
 
 def _tier_line_svg(points: Sequence[TierPoint], *, story_need_gb: float | None,
-                   story_label: str | None) -> str:
+                   story_label: str | None, phone: bool = False) -> str:
     tiers = ("desktop", "dgx", "cluster")
     priced = [p for p in points if p.price_usd > 0 and p.memory_gb > 0]
-    with matplotlib.rc_context(_RC):
-        fig = _figure(9.0, 7.0)
+    small = 10 if phone else 8.5
+    with matplotlib.rc_context(PHONE_RC if phone else _RC):
+        fig = _figure(4.6, 8.0) if phone else _figure(9.0, 7.0)
         axes = fig.subplots(len(tiers), 1, sharex=True, sharey=True)
         layout = fig.get_layout_engine()
         if isinstance(layout, ConstrainedLayoutEngine):
@@ -154,7 +163,7 @@ def _tier_line_svg(points: Sequence[TierPoint], *, story_need_gb: float | None,
                        s=46, color=TIER_COLOURS[tier], zorder=3, edgecolor="white",
                        linewidth=0.8)
             ax.text(0.01, 0.93, f"{TIER_LABELS[tier]} · {len(tier_points)} priced builds",
-                    transform=ax.transAxes, ha="left", va="top", fontsize=10,
+                    transform=ax.transAxes, ha="left", va="top", fontsize=11 if phone else 10,
                     fontweight="bold", color=TIER_COLOURS[tier])
             if story_need_gb:
                 ax.axhline(story_need_gb, color="#a8231a", linestyle="--", linewidth=1.1,
@@ -164,14 +173,21 @@ def _tier_line_svg(points: Sequence[TierPoint], *, story_need_gb: float | None,
         if story_need_gb:
             axes[0].text(0.99, story_need_gb, f"{story_label or axis_gb(story_need_gb)} ",
                          transform=axes[0].get_yaxis_transform(), ha="right", va="bottom",
-                         fontsize=9, color="#a8231a")
+                         fontsize=small, color="#a8231a")
         _plain_ticks(axes[-1], "x", axis_usd)
         axes[-1].set_xlabel("Build price (USD, log scale)")
         axes[1].set_ylabel("Accelerator memory (log scale)")
         axes[-1].scatter([], [], s=46, color=MUTED, label="total accelerator memory")
         axes[-1].scatter([], [], s=60, marker="_", color=MUTED, linewidth=2.2,
                          label="largest runnable catalog model (rule-of-thumb size)")
-        axes[-1].legend(loc="lower right", fontsize=8.5, frameon=False)
+        if phone:
+            # No room inside the bands: the legend goes under the axis, one entry per line.
+            axes[-1].legend(loc="upper center", bbox_to_anchor=(0.5, -0.32), fontsize=small,
+                            frameon=False)
+            axes[-1].set_xlabel("Build price (USD, log)")
+            axes[1].set_ylabel("Accelerator memory (log)")
+        else:
+            axes[-1].legend(loc="lower right", fontsize=small, frameon=False)
         return _svg(fig)
 
 

@@ -41,6 +41,7 @@ def home(request: Request, session: SessionDep, settings: SettingsDep) -> HTMLRe
             "query": query,
             "precisions": precision_options(),
             "chart_url": with_query("/tierline.svg", state),
+            "phone_chart_url": with_query("/tierline.svg", {**state, "size": "phone"}),
             "notices": parsed.notices,
         },
         json_url=with_query("/api/v1/tiers", state),
@@ -51,8 +52,9 @@ def home(request: Request, session: SessionDep, settings: SettingsDep) -> HTMLRe
 @router.get("/tierline.svg")
 def tier_line_chart(request: Request, session: SessionDep, settings: SettingsDep) -> Response:
     """The tier-line chart (memory against price, log scales) as SVG, cached per catalog
-    version and precision."""
+    version and precision; ?size=phone draws the narrow variant phones are given."""
     query = parse_query(TiersQuery, raw_query(request)).query
+    phone = request.query_params.get("size") == "phone"
     line = tier_line(session, precision=query.precision, context_tokens=query.context_tokens)
     story = tier_story(session, settings=settings)
 
@@ -77,9 +79,10 @@ def tier_line_chart(request: Request, session: SessionDep, settings: SettingsDep
             if story
             else None
         )
-        return tier_line_svg(points, story_need_gb=need, story_label=label)
+        return tier_line_svg(points, story_need_gb=need, story_label=label, phone=phone)
 
-    svg = cached_chart(snapshot(session), ("tierline", query.model_dump_json()), draw)
+    key = ("tierline", query.model_dump_json(), phone)
+    svg = cached_chart(snapshot(session), key, draw)
     return Response(svg, media_type="image/svg+xml",
                     headers=SVG_HEADERS)
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tests.browser.test_pages import PAGES
+from tests.browser.test_pages import PAGES, _wait_until
 
 pytestmark = pytest.mark.browser
 
@@ -31,6 +31,15 @@ TABLES_WIDER_THAN_THEIR_BOX_JS = """() => {
 }"""
 
 
+def _wait_for_charts(tab: Any) -> None:
+    """Load the lazy chart images (a screenshot does not scroll them into view)."""
+    for image in tab.locator("figure.chart img").all():
+        image.scroll_into_view_if_needed()
+        _wait_until(lambda image=image: image.evaluate("i => i.complete && i.naturalWidth > 0"),
+                    attempts=200)
+    tab.evaluate("window.scrollTo(0, 0)")
+
+
 def _context(browser: Any, live_server: Any, viewport: dict[str, int]) -> Any:
     phone = viewport["width"] < 600
     return browser.new_context(viewport=viewport, is_mobile=phone,
@@ -49,6 +58,7 @@ def test_main_content_fits_a_1280_px_laptop(
         assert layout["tables"] == [], layout
         assert layout["mainScroll"] <= layout["mainWidth"] + 1, layout
         assert layout["pageScroll"] <= layout["width"], layout
+        _wait_for_charts(tab)
         tab.screenshot(path=str(screenshots / f"fit-1280-{name}.png"), full_page=True)
     finally:
         context.close()
@@ -63,6 +73,7 @@ def test_screenshot_every_page_on_a_390_px_phone(
     try:
         tab.goto(PAGES[name], wait_until="load")
         assert tab.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+        _wait_for_charts(tab)
         tab.screenshot(path=str(screenshots / f"fit-390-{name}.png"), full_page=True)
     finally:
         context.close()

@@ -1,5 +1,7 @@
 """Issue 15 (pages, round two): default order, names instead of slugs, honest prices, MLA heads."""
 
+import re
+
 from fastapi.testclient import TestClient
 
 from ._html import parse
@@ -65,3 +67,41 @@ def test_dense_model_shows_one_head_size(web: TestClient) -> None:
     row = next(tr for tr in parse(web.get("/models/llama-3-1-8b").text).find_all("tr")
                if "Head dimensions" in tr.text())
     assert row.text().endswith(f"per head {read['head_dim']}")
+
+
+def _svg_width_pt(svg: str) -> float:
+    match = re.search(r'<svg[^>]* width="([\d.]+)pt"', svg)
+    assert match, svg[:300]
+    return float(match.group(1))
+
+
+def test_home_offers_phones_a_narrow_legible_tier_line_chart(web: TestClient) -> None:
+    html = web.get("/").text
+    source = parse(html).one("source")
+    assert source.attrs["media"] == "(max-width: 40rem)"
+    phone = web.get(source.attrs["srcset"] or "")
+    laptop = web.get("/tierline.svg")
+    assert phone.status_code == laptop.status_code == 200
+    assert phone.headers["content-type"].startswith("image/svg+xml")
+    assert _svg_width_pt(phone.text) < 0.6 * _svg_width_pt(laptop.text)
+    assert "font-size: 11px" in phone.text or "font: 11px" in phone.text
+
+
+def test_calculator_redirects_to_the_calculator_keeping_the_query(web: TestClient) -> None:
+    response = web.get("/calculator", params={"model": "llama-3-1-8b"}, follow_redirects=False)
+    assert response.status_code == 308
+    assert response.headers["location"] == "/estimate?model=llama-3-1-8b"
+    assert web.get("/calculator").url.path == "/estimate"
+
+
+def test_column_picker_hides_columns_and_links_keep_the_choice(web: TestClient) -> None:
+    doc = parse(web.get("/builds", params=[("hide", "power_w"), ("hide", "nonsense")]).text)
+    headings = [th.text() for th in doc.one("table", class_="builds-table").find_all("th",
+                                                                                   scope="col")]
+    assert not any(h.startswith("Power") for h in headings)
+    assert any(h.startswith("Price") for h in headings)
+    sort_links = [a.attrs["href"] or "" for a in doc.find_all("a", class_="sort-link")]
+    assert sort_links and all("hide=power_w" in href for href in sort_links)
+    assert all("nonsense" not in href for href in sort_links)
+    json_link = doc.one("link", rel="alternate").attrs["href"] or ""
+    assert "hide" not in json_link  # the JSON twin always carries every field
