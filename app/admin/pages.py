@@ -15,6 +15,7 @@ from starlette.datastructures import FormData, UploadFile
 from app.admin.csrf import csrf_token, rotate_csrf_token, verified_form
 from app.admin.documents import parse_document
 from app.admin.forms import BoundForm, display_values, kind_fields, record_from_form
+from app.admin.hub_form import create_model_from_hub, file_hub_errors
 from app.deps import ADMIN_SESSION_KEY, AdminDep, SessionDep, SettingsDep, require_admin
 from app.errors import (
     Conflict,
@@ -346,13 +347,30 @@ def create_form(request: Request, session: SessionDep, actor: AdminDep, key: str
 
 @pages.post("/create/{key}")
 def create_record(
-    request: Request, session: SessionDep, actor: AdminDep, form: FormDep, key: str
+    request: Request,
+    session: SessionDep,
+    settings: SettingsDep,
+    actor: AdminDep,
+    form: FormDep,
+    key: str,
 ) -> Response:
-    """Create a record from the form; errors come back next to their fields."""
+    """Create a record from the form; errors come back next to their fields. A new model may
+    name its Hugging Face id instead of pasting its config.json."""
     kind = _kind(key)
     fields = kind_fields(kind, with_slug=True)
     raw, submitted, errors = record_from_form(fields, form)
     bound = BoundForm(fields, submitted)
+    hf_id = _text(form, "hf_id")
+    if kind.name == "model" and hf_id and not errors:
+        try:
+            created = create_model_from_hub(session, raw, hf_id=hf_id, actor=actor,
+                                            settings=settings)
+        except DomainError as exc:
+            session.rollback()
+            file_hub_errors(bound, exc, hf_id=hf_id)
+            return _form_page(request, session, actor, kind, bound, record=None,
+                              status_code=exc.status_code)
+        return _redirect(f"/admin/{kind.key}/{created}?created=1")
     slug = raw.get("slug") if isinstance(raw.get("slug"), str) else ""
     if errors or not slug:
         bound.add_errors(errors or [FieldError("slug", "Field required")])
