@@ -14,7 +14,7 @@ from app.schemas.listing import BuildQuery
 from app.services.builds import get_build, list_builds
 from app.services.pages import build_model_fits, filter_options
 from app.web.common import Notice, notices_from, parse_query, raw_query, render, with_query
-from app.web.templating import tier_name
+from app.web.templating import precision_label, tier_name
 
 router = APIRouter(include_in_schema=False)
 
@@ -55,7 +55,7 @@ PER_PAGE_CHOICES = (10, 25, 50, 100, 200)
 
 def precision_options() -> list[tuple[str, str]]:
     """Weight precisions for select boxes, in the engine's order."""
-    return [(name, name.upper() if "_" not in name else name) for name in PRECISIONS]
+    return [(name, precision_label(name)) for name in PRECISIONS]
 
 
 @router.get("/builds", response_class=HTMLResponse)
