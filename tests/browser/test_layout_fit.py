@@ -43,7 +43,7 @@ def _wait_for_charts(tab: Any) -> None:
 def _context(browser: Any, live_server: Any, viewport: dict[str, int]) -> Any:
     phone = viewport["width"] < 600
     return browser.new_context(viewport=viewport, is_mobile=phone,
-                               device_scale_factor=2 if phone else 1, base_url=live_server.url)
+                               device_scale_factor=1, base_url=live_server.url)
 
 
 @pytest.mark.parametrize("name", sorted(PAGES))
