@@ -12,6 +12,7 @@ from pydantic import (
 )
 
 from app.engine import KV_BITS, RUNTIMES
+from app.errors import field_errors
 from app.schemas.accelerator import MemoryKind
 from app.schemas.build import InterNodeLinkIn, IntraNodeLinkIn, check_build_shape
 from app.schemas.common import HfConfig, Name, NonNegativeMeasure, PositiveMeasure, StrictModel
@@ -264,8 +265,8 @@ class EstimateRequest(StrictModel):
 def validation_locations(exc: ValidationError) -> list[tuple[str, str]]:
     """(dotted path, message) pairs of a ValidationError."""
     return [
-        (".".join(str(p) for p in err["loc"]) or "(body)", err["msg"])
-        for err in exc.errors(include_url=False)
+        (e.field, e.message)
+        for e in field_errors(exc.errors(include_url=False), fallback="(body)")
     ]
 
 
