@@ -7,10 +7,13 @@ Contract (callers: POST /api/v1/serving, /serving and /serving.json, `tierline s
 - `rank_at_slo(snap, *, model, workload, serving, slo, costs) -> list[dict]`: every catalog
   build at the SLO operating point, cheapest per million output tokens first (for recommend).
 - `operating_point_words(...)`: the operating point as one sentence.
+- `parse_serving_request(raw) -> ServingRequest`: form text validated like the API (422 naming
+  the field).
 """
 
 from typing import Any
 
+from pydantic import ValidationError
 from sqlalchemy.orm import Session
 
 from app.engine import BuildSpec, CostAssumptions, EngineInputError, ModelSpec, Workload
@@ -27,7 +30,7 @@ from app.engine.serving import (
 )
 from app.errors import FieldError, InvalidInput
 from app.metrics import count_engine_evaluations
-from app.schemas.estimate import InlineModel
+from app.schemas.estimate import FORM_TEXT, InlineModel
 from app.schemas.serving import ServingIn, ServingRequest
 from app.services.builds import build_rows, find_build
 from app.services.cache import Snapshot, snapshot
@@ -274,6 +277,19 @@ def curve_draft_tokens(spec: Speculative) -> int | None:
     if spec.draft_tokens is not None:
         return spec.draft_tokens
     return MTP_DRAFT_TOKENS if spec.kind == "mtp" else DRAFT_TOKENS
+
+
+def parse_serving_request(raw: Any) -> ServingRequest:
+    """Validate a raw serving request from form text (the /serving page), raising InvalidInput."""
+    try:
+        return ServingRequest.model_validate(raw, strict=False, context={FORM_TEXT: True})
+    except ValidationError as exc:
+        errors = [
+            FieldError(".".join(str(p) for p in e["loc"]) or "(request)", e["msg"])
+            for e in exc.errors(include_url=False)
+        ]
+        summary = "; ".join(f"{e.field}: {e.message}" for e in errors[:5])
+        raise InvalidInput(summary, errors=errors) from None
 
 
 def rank_at_slo(

@@ -2,7 +2,7 @@
 
 from fastapi import APIRouter
 
-from app.web import builds, compare, estimate, home, models, recommend, reference
+from app.web import builds, compare, estimate, home, models, recommend, reference, serving
 from app.web.errors import render_error_page
 
 router = APIRouter(include_in_schema=False)
@@ -10,6 +10,7 @@ router.include_router(home.router)
 router.include_router(builds.router)
 router.include_router(models.router)
 router.include_router(estimate.router)
+router.include_router(serving.router)
 router.include_router(compare.router)
 router.include_router(recommend.router)
 router.include_router(reference.router)
