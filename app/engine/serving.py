@@ -118,7 +118,7 @@ class ServingCurve:
     curve: tuple[ServingPoint, ...]
     at_slo: SloPoint | None
     plan: ParallelPlan
-    max_concurrency: int  # the largest batch that fits (0 when the model does not fit)
+    max_concurrency: int  # the largest concurrency that fits (0 when the model does not fit)
     usd_per_hour: float | None  # one copy of the build: purchase amortised plus power
     findings: tuple[Finding, ...]
     assumptions: tuple[str, ...]
@@ -478,15 +478,38 @@ def _plan_candidates(build: BuildSpec, model: ModelSpec, workload: Workload,
 def _curve_points(ctx: _Context, max_batch: int) -> tuple[tuple[ServingPoint, ...], list[int]]:
     points = []
     slower = []  # concurrencies at which speculation lengthens the inter-token latency
+    last_fit = 0
     for c in concurrency_grid(max_batch):
-        est = _estimate_at(ctx, c)
-        if est.throughput is None:
+        est: Estimate | None = _estimate_at(ctx, c)
+        top = False
+        if est is None or est.throughput is None:
+            # The closed-form largest batch leaves out memory that grows with the batch
+            # (activations), so the top of the grid can miss: bisect for the true largest.
+            c, est = _largest_fitting(ctx, last_fit, c)
+            top = True
+        if est is not None:
+            point, plain_itl_ms = _point(ctx, est, c)
+            if ctx.kind != "none" and point.itl_ms > plain_itl_ms:
+                slower.append(c)
+            points.append(point)
+            last_fit = c
+        if top:
             break
-        point, plain_itl_ms = _point(ctx, est, c)
-        if ctx.kind != "none" and point.itl_ms > plain_itl_ms:
-            slower.append(c)
-        points.append(point)
     return tuple(points), slower
+
+
+def _largest_fitting(ctx: _Context, fits: int, misses: int) -> tuple[int, Estimate | None]:
+    """The largest concurrency in (fits, misses) whose estimate fits, and that estimate."""
+    best: tuple[int, Estimate | None] = (fits, None)
+    lo, hi = fits, misses
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        est = _estimate_at(ctx, mid)
+        if est.throughput is not None:
+            lo, best = mid, (mid, est)
+        else:
+            hi = mid
+    return best
 
 
 def serving_curve(
@@ -530,7 +553,7 @@ def serving_curve(
         curve=points,
         at_slo=at,
         plan=first.plan,
-        max_concurrency=first.max_batch_that_fits or 0,
+        max_concurrency=points[-1].concurrency if points else 0,
         usd_per_hour=first.cost.usd_per_hour,
         findings=tuple(findings),
         assumptions=_assumptions(serving, model, first),

@@ -158,10 +158,15 @@ def test_mtp_raises_single_user_speed_by_less_than_its_tokens_per_step() -> None
 
 def test_speculation_costs_compute_at_high_concurrency() -> None:
     spec = Speculative("mtp", acceptance_rate=0.85)
-    plain = serving_curve(DGX_H200, LLAMA70, FP8, CHAT).curve
-    mtp = serving_curve(DGX_H200, LLAMA70, FP8, replace(CHAT, speculative=spec))
-    assert mtp.curve[0].tokens_per_s_per_user > plain[0].tokens_per_s_per_user
-    assert mtp.curve[-1].tokens_per_s_per_user < plain[-1].tokens_per_s_per_user
+    replicas = replace(FP8, tensor_parallel=1)  # eight one-GPU replicas turn compute-bound
+    plain = {p.concurrency: p for p in serving_curve(DGX_H200, LLAMA70, replicas, CHAT).curve}
+    mtp = serving_curve(DGX_H200, LLAMA70, replicas, replace(CHAT, speculative=spec))
+    assert mtp.curve[0].tokens_per_s_per_user > plain[1].tokens_per_s_per_user
+    compute_bound = [p for p in mtp.curve
+                     if p.concurrency in plain and plain[p.concurrency].bottleneck == "compute"]
+    assert compute_bound
+    for p in compute_bound:
+        assert p.tokens_per_s_per_user < plain[p.concurrency].tokens_per_s_per_user
     assert any("cost more compute" in f.message for f in mtp.findings)
 
 
@@ -235,3 +240,15 @@ def test_every_figure_is_labelled_an_estimate() -> None:
     curve = serving_curve(ONE_H200, LLAMA8, FP8, CHAT)
     assert curve.estimated is True
     assert any("chunked prefill" in a for a in curve.assumptions)
+
+
+def test_the_curve_ends_at_the_largest_concurrency_that_really_fits() -> None:
+    curve = serving_curve(DGX_H200, DEEPSEEK, FP8, CHAT)
+    top = curve.curve[-1].concurrency
+    assert curve.max_concurrency == top
+    wl = replace(FP8, context_tokens=2048, prompt_tokens=1024, tensor_parallel=8,
+                 pipeline_parallel=1)
+    from app.engine import estimate
+
+    assert estimate(DGX_H200, DEEPSEEK, replace(wl, batch=top)).fits
+    assert not estimate(DGX_H200, DEEPSEEK, replace(wl, batch=top + 1)).fits
