@@ -25,8 +25,8 @@ SPECULATIVE_KINDS = ("none", "mtp", "draft")
 # one drafted token per step. DeepSeek-R1 shares the V3 architecture and MTP module.
 MTP_ACCEPTANCE = (("deepseek-v3", 0.85), ("deepseek-r1", 0.85))
 MTP_DRAFT_TOKENS = 1
-# A separate draft model: Leviathan et al. 2023 (arXiv:2211.17192, Table 3) report acceptance
-# rates of roughly 0.5 to 0.8 across their draft/target pairs; 0.6 sits low in that range.
+# A separate draft model: Leviathan et al. 2023 (arXiv:2211.17192) report empirical acceptance
+# rates from about 0.5 to about 0.9 depending on the pair and sampling; 0.6 is deliberately low.
 DRAFT_ACCEPTANCE = 0.6
 DRAFT_TOKENS = 4
 # With a load but no TTFT limit, copies are sized to keep each below this utilisation, so the
@@ -679,7 +679,8 @@ def _assumptions(serving: ServingWorkload, model: ModelSpec, first: Estimate) ->
         "by their share of GPU time, at the cost assumptions' utilisation",
         "Concurrent users are requests in flight (no think time); tokens/s per accelerator "
         "divides by every accelerator of the build",
-        "Speculative decoding: tokens per verify step (1 - a^(k+1))/(1 - a) (Leviathan et al. "
-        "2023); a verify pass runs k+1 tokens per sequence; an MTP head costs one decoder layer "
-        "per drafted token",
+        "Speculative decoding (when speculative.kind is not none, this replaces the estimate's "
+        "'no speculative decoding / MTP'): tokens per verify step (1 - a^(k+1))/(1 - a) "
+        "(Leviathan et al. 2023); a verify pass runs k+1 tokens per sequence; an MTP head costs "
+        "one decoder layer per drafted token",
     )
