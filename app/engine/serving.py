@@ -32,6 +32,9 @@ DRAFT_TOKENS = 4
 # With a load but no TTFT limit, copies are sized to keep each below this utilisation, so the
 # queue stays finite (M/M/c waits grow without bound as utilisation approaches 1).
 DEFAULT_MAX_UTILIZATION = 0.9
+# Under a requests/s load, a point whose TTFT leaves room for waiting only below this utilisation
+# is not an operating point: copies would sit nearly idle (a lower concurrency serves better).
+MIN_UTILIZATION = 0.05
 
 
 @dataclass(frozen=True, slots=True)
@@ -382,12 +385,13 @@ def _max_utilization(point: ServingPoint, slo: ServiceLevel) -> float:
     return lo
 
 
-def size(point: ServingPoint, slo: ServiceLevel, accelerators: int) -> SloPoint:
+def size(point: ServingPoint, slo: ServiceLevel, accelerators: int) -> SloPoint | None:
     """Copies of the build a target load needs at this operating point.
 
     Concurrent users: each copy holds at most `concurrency` of them, so none waits for a slot.
     Requests per second: Poisson arrivals into `concurrency` slots per copy; copies are added
-    until the mean wait for a slot fits inside the TTFT limit.
+    until the mean wait for a slot fits inside the TTFT limit. None when the point leaves so
+    little TTFT slack that copies would run below MIN_UTILIZATION (a lower concurrency fits).
     """
     copies: int | None = None
     utilization: float | None = None
@@ -396,6 +400,8 @@ def size(point: ServingPoint, slo: ServiceLevel, accelerators: int) -> SloPoint:
         copies = math.ceil(slo.concurrent_users / point.concurrency)
     if slo.requests_per_s is not None:
         cap = _max_utilization(point, slo)
+        if cap < MIN_UTILIZATION:
+            return None
         by_rate = max(1, math.ceil(slo.requests_per_s / (point.requests_per_s * cap) - 1e-9))
         copies = max(copies or 0, by_rate)
         utilization = slo.requests_per_s / (copies * point.requests_per_s)
@@ -428,7 +434,7 @@ def pick(points: tuple[ServingPoint, ...], slo: ServiceLevel, accelerators: int
     for point in points:
         if meets(point, slo):
             candidate = size(point, slo, accelerators)
-            if _better(candidate, best):
+            if candidate is not None and _better(candidate, best):
                 best = candidate
     return best
 
@@ -451,7 +457,8 @@ def _context(build: BuildSpec, model: ModelSpec, workload: Workload, serving: Se
 
 
 def _plan_candidates(build: BuildSpec, model: ModelSpec, workload: Workload,
-                     serving: ServingWorkload, costs: CostAssumptions) -> list[Estimate]:
+                     serving: ServingWorkload, costs: CostAssumptions, *, search: bool
+                     ) -> list[Estimate]:
     """Batch-1 estimates of the plans a serving deployment could use, the engine's own first.
 
     The engine's automatic inference plan spans the pooled domain with one tensor-parallel
@@ -460,7 +467,7 @@ def _plan_candidates(build: BuildSpec, model: ModelSpec, workload: Workload,
     """
     first = estimate(build, model, serving_base_workload(workload, serving), costs)
     out = [first]
-    if workload.tensor_parallel or workload.pipeline_parallel or not first.fits:
+    if not search or workload.tensor_parallel or workload.pipeline_parallel or not first.fits:
         return out
     tp = first.plan.tensor_parallel // 2
     while tp >= 1:
@@ -525,9 +532,8 @@ def serving_curve(
     """The whole curve for one build, its operating point at the SLO and the plan chosen."""
     _validate(serving, slo, workload)
     _resolved(serving.speculative, model)  # refuse bad speculation before any estimate
-    candidates = _plan_candidates(build, model, workload, serving, costs)
-    if not search_plans or not slo.is_set:
-        candidates = candidates[:1]
+    candidates = _plan_candidates(build, model, workload, serving, costs,
+                                  search=search_plans and slo.is_set)
     best: tuple[Estimate, tuple[ServingPoint, ...], SloPoint | None, list[int]] | None = None
     for first in candidates:
         if not first.fits:
@@ -580,32 +586,60 @@ def best_at_slo(
     """
     _validate(serving, slo, workload)
     best: tuple[ParallelPlan, SloPoint] | None = None
-    for first in _plan_candidates(build, model, workload, serving, costs):
+    for first in _plan_candidates(build, model, workload, serving, costs, search=slo.is_set):
         if not first.fits:
             break
         ctx = _context(build, model, workload, serving, costs, first.plan)
-        grid = concurrency_grid(first.max_batch_that_fits or 0)
-        lo, hi = -1, len(grid) - 1  # grid[lo] meets (or lo = -1), the answer is in (lo, hi]
-        found: ServingPoint | None = None
-        top = _point_at(ctx, grid[hi]) if grid else None
-        if top is not None and meets(top, slo):
-            found = top
-        else:
-            while hi - lo > 1:
-                mid = (lo + hi) // 2
-                point = _point_at(ctx, grid[mid])
-                if point is not None and meets(point, slo):
-                    lo, found = mid, point
-                else:
-                    hi = mid
-        if found is None:
-            continue
-        sized = size(found, slo, build.accelerator_count)
-        if best is None or _better(sized, best[1]):
+        sized = _bisect_operating_point(ctx, first.max_batch_that_fits or 0, slo,
+                                        build.accelerator_count)
+        if sized is not None and (best is None or _better(sized, best[1])):
             best = (first.plan, sized)
-        if not slo.is_set:
-            break
     return best
+
+
+def _bisect_operating_point(ctx: _Context, max_batch: int, slo: ServiceLevel,
+                            accelerators: int) -> SloPoint | None:
+    """The grid's last point meeting the limits, found by bisection, then sized; the same
+    grid as the curve's, its top corrected to the largest concurrency that really fits."""
+    grid = list(concurrency_grid(max_batch))
+    if not grid:
+        return None
+    top = _point_at(ctx, grid[-1])
+    if top is None:
+        c, est = _largest_fitting(ctx, grid[-2] if len(grid) > 1 else 0, grid[-1])
+        if est is None:
+            grid.pop()
+            top = _point_at(ctx, grid[-1]) if grid else None
+        else:
+            grid[-1] = c
+            top = _point(ctx, est, c)[0]
+    if top is None:
+        return None
+    index, found = len(grid) - 1, top
+    if not meets(top, slo):
+        lo, hi = -1, len(grid) - 1  # grid[lo] meets (or lo = -1); the answer is in (lo, hi]
+        found_at: ServingPoint | None = None
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            point = _point_at(ctx, grid[mid])
+            if point is not None and meets(point, slo):
+                lo, found_at = mid, point
+            else:
+                hi = mid
+        if found_at is None:
+            return None
+        index, found = lo, found_at
+    # Under a requests/s load the top point may leave too little TTFT slack for queueing:
+    # step down to the first that sizes.
+    while True:
+        sized = size(found, slo, accelerators)
+        if sized is not None or index == 0:
+            return sized
+        index -= 1
+        point = _point_at(ctx, grid[index])
+        if point is None:
+            return None
+        found = point
 
 
 # ---- words ----------------------------------------------------------------------------------

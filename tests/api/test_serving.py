@@ -144,3 +144,35 @@ def test_the_endpoint_is_documented(api):
     spec = api.get("/openapi.json").json()
     op = spec["paths"]["/api/v1/serving"]["post"]
     assert op["operationId"] == "serving" and "422" in op["responses"]
+
+
+@pytest.mark.parametrize(
+    "serving",
+    [
+        {"input_tokens": 10**12},
+        {"output_tokens": "many"},
+        {"concurrent_users": 10**12},
+        {"requests_per_s": 1e300},
+        {"speculative": "mtp"},
+        {"speculative": {"kind": "draft", "draft_model": "\x00"}},
+        {"speculative": {"kind": "draft", "acceptance_rate": 0.5, "draft_model": {
+            "name": "x", "config": {"hidden_size": 10**12, "num_hidden_layers": 10**12,
+                                    "num_attention_heads": 1, "vocab_size": 10**12}}}},
+    ],
+)
+def test_hostile_serving_input_is_4xx_and_never_500(api, serving):
+    response = post(api, {"build": DGX, "model": "llama-3-1-8b", "serving": serving})
+    assert 400 <= response.status_code < 500, response.text[:300]
+    assert response.headers["content-type"].startswith("application/problem+json")
+
+
+def test_a_very_large_inline_build_answers(api):
+    build = {"name": "big", "nodes": 512, "accelerators_per_node": 8,
+             "accelerator": "h200-sxm", "intra_node_link": {"kind": "nvswitch"},
+             "inter_node_link": {"kind": "infiniband", "bandwidth_gbps": 3200}}
+    response = post(api, {"build": build, "model": "llama-3-2-3b",
+                          "serving": {"concurrent_users": 10**6}})
+    assert response.status_code == 200, response.text[:300]
+    answer = response.json()
+    assert answer["curve"] and answer["at_slo"]["copies_needed"] >= 1
+    assert answer["max_concurrency"] > 10_000

@@ -226,6 +226,7 @@ def test_the_fast_slo_search_finds_the_curves_operating_point() -> None:
         (ONE_H200, LLAMA8, ServiceLevel(ttft_s_max=0.5, tokens_per_s_per_user_min=60)),
         (DGX_H200, DEEPSEEK, ServiceLevel(tokens_per_s_per_user_min=20, concurrent_users=900)),
         (DGX_H200, LLAMA70, ServiceLevel(itl_ms_max=25, requests_per_s=30)),
+        (DGX_H200, DEEPSEEK, ServiceLevel(concurrent_users=5000)),  # the top of the curve
     ):
         curve = serving_curve(build, model, FP8, CHAT, slo)
         found = best_at_slo(build, model, FP8, CHAT, slo)
