@@ -285,9 +285,9 @@ def _draft_seconds(ctx: _Context, batch: int, plain: Throughput) -> float:
     return ctx.draft_tokens * est.throughput.decode_step_s
 
 
-def _point(ctx: _Context, est: Estimate, concurrency: int, queue_wait_s: float = 0.0
-           ) -> tuple[ServingPoint, float]:
-    """The serving figures at one concurrency, and the inter-token latency without speculation."""
+def _point(ctx: _Context, est: Estimate, concurrency: int) -> tuple[ServingPoint, float]:
+    """The serving figures at one concurrency (no queueing: `size` adds the wait for a slot),
+    and the inter-token latency without speculation, in ms."""
     t = est.throughput
     assert t is not None
     b = t.batch_per_replica
@@ -330,14 +330,14 @@ def _point(ctx: _Context, est: Estimate, concurrency: int, queue_wait_s: float =
         tokens_per_s_per_user=1.0 / itl,
         tokens_per_s_total=out_tps,
         tokens_per_s_per_accelerator=out_tps / ctx.build.accelerator_count,
-        ttft_s=ttft + queue_wait_s,
+        ttft_s=ttft,
         itl_ms=itl * 1e3,
         usd_per_million_input_tokens=usd_in,
         usd_per_million_output_tokens=usd_out,
         requests_per_s=requests,
         input_tokens_per_s=in_tps,
         prefill_share=prefill_share,
-        queue_wait_s=queue_wait_s,
+        queue_wait_s=0.0,
         tokens_per_step=gain,
         bottleneck=step_core.bottleneck,
     )

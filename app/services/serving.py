@@ -18,6 +18,8 @@ from sqlalchemy.orm import Session
 
 from app.engine import BuildSpec, CostAssumptions, EngineInputError, ModelSpec, Workload
 from app.engine.serving import (
+    DRAFT_TOKENS,
+    MTP_DRAFT_TOKENS,
     ServiceLevel,
     ServingCurve,
     ServingPoint,
@@ -270,8 +272,6 @@ def serving_answer(
 
 def curve_draft_tokens(spec: Speculative) -> int | None:
     """Drafted tokens per step the engine used (None without speculation)."""
-    from app.engine.serving import DRAFT_TOKENS, MTP_DRAFT_TOKENS
-
     if spec.kind == "none":
         return None
     if spec.draft_tokens is not None:
