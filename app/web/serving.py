@@ -15,6 +15,7 @@ from app.config import Settings
 from app.deps import SessionDep, SettingsDep
 from app.engine import KV_BITS, RUNTIMES
 from app.errors import DomainError, FieldError, InvalidInput
+from app.models import INTER_NODE_LINK_KINDS, INTRA_NODE_LINK_KINDS, MEMORY_KINDS
 from app.services.cache import snapshot
 from app.services.charts import SVG_HEADERS, CurveSeries, cached_chart, serving_curve_svg
 from app.services.estimates import cost_assumptions
@@ -23,6 +24,7 @@ from app.services.serving import parse_serving_request, run_serving
 from app.web.builds import precision_options
 from app.web.common import Notice, raw_query, render, with_query
 from app.web.estimate import FORM_FIELDS, request_from_form
+from app.web.templating import link_name
 
 router = APIRouter(include_in_schema=False)
 
@@ -145,6 +147,11 @@ def serving_page(request: Request, session: SessionDep, settings: SettingsDep) -
             "kv_precisions": [(k, k.upper()) for k in KV_BITS],
             "runtimes": [(r, r) for r in RUNTIMES],
             "speculative_kinds": SPECULATIVE_KINDS,
+            "intra_kinds": [(k, link_name(k)) for k in INTRA_NODE_LINK_KINDS],
+            "inter_kinds": [(k, link_name(k)) for k in INTER_NODE_LINK_KINDS],
+            "memory_kinds": [(k, k) for k in MEMORY_KINDS],
+            "build_source": raw.get("build_source", "catalog"),
+            "model_source": raw.get("model_source", "catalog"),
             "chart_url": f"/serving/curve.svg?{query}" if answer and answer["curve"] else None,
             "share_url": f"/serving?{query}" if query else "/serving",
             "defaults": cost_assumptions(settings),

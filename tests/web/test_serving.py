@@ -80,3 +80,15 @@ def test_the_empty_page_is_a_form_and_its_twin_describes_the_query(web: TestClie
     assert doc.find(id="result") is None
     description = web.get("/serving.json").json()
     assert description["fields"]["concurrent_users"] == "serving.concurrent_users"
+
+
+def test_the_form_takes_the_calculators_custom_build_and_pasted_config(web: TestClient) -> None:
+    doc = parse(web.get("/serving").text)
+    form = doc.one("form")
+    names = {n.attrs.get("name") for n in form.find_all("input") + form.find_all("select")}
+    assert {"build_source", "b_per_node", "a_memory_gb", "model_source"} <= names
+    query = {"build_source": "custom", "b_per_node": "2", "b_accelerator": "rtx-4090",
+             "model": "llama-3-1-8b", "precision": "bf16"}
+    answer = web.get("/serving.json", params=query).json()
+    assert answer["build"]["slug"] is None and answer["build"]["accelerator_count"] == 2
+    assert answer["curve"]
