@@ -599,45 +599,38 @@ def best_at_slo(
 
 def _bisect_operating_point(ctx: _Context, max_batch: int, slo: ServiceLevel,
                             accelerators: int) -> SloPoint | None:
-    """The grid's last point meeting the limits, found by bisection, then sized; the same
-    grid as the curve's, its top corrected to the largest concurrency that really fits."""
-    grid = list(concurrency_grid(max_batch))
-    if not grid:
-        return None
-    top = _point_at(ctx, grid[-1])
-    if top is None:
-        c, est = _largest_fitting(ctx, grid[-2] if len(grid) > 1 else 0, grid[-1])
-        if est is None:
-            grid.pop()
-            top = _point_at(ctx, grid[-1]) if grid else None
+    """The curve's operating point without drawing the curve: bisect the grid for the last
+    point that fits and meets the limits; when what stopped it is memory, not the limits,
+    refine up to the largest concurrency that really fits (as the curve's top does)."""
+    grid = concurrency_grid(max_batch)
+    lo, hi = -1, len(grid)  # grid[lo] fits and meets (or lo = -1); grid[hi] does not
+    found: ServingPoint | None = None
+    hi_missed_memory = False
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        point = _point_at(ctx, grid[mid])
+        if point is not None and meets(point, slo):
+            lo, found = mid, point
         else:
-            grid[-1] = c
+            hi, hi_missed_memory = mid, point is None
+    if hi < len(grid) and hi_missed_memory:
+        c, est = _largest_fitting(ctx, grid[lo] if lo >= 0 else 0, grid[hi])
+        if est is not None:
             top = _point(ctx, est, c)[0]
-    if top is None:
+            if meets(top, slo):
+                lo, found = hi, top  # stands for grid[hi] corrected to what fits
+    if found is None:
         return None
-    index, found = len(grid) - 1, top
-    if not meets(top, slo):
-        lo, hi = -1, len(grid) - 1  # grid[lo] meets (or lo = -1); the answer is in (lo, hi]
-        found_at: ServingPoint | None = None
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            point = _point_at(ctx, grid[mid])
-            if point is not None and meets(point, slo):
-                lo, found_at = mid, point
-            else:
-                hi = mid
-        if found_at is None:
-            return None
-        index, found = lo, found_at
-    # Under a requests/s load the top point may leave too little TTFT slack for queueing:
-    # step down to the first that sizes.
+    # Under a requests/s load the point found may leave too little TTFT slack for queueing:
+    # step down the grid to the first that sizes.
+    index = lo
     while True:
         sized = size(found, slo, accelerators)
-        if sized is not None or index == 0:
+        if sized is not None or index <= 0:
             return sized
         index -= 1
         point = _point_at(ctx, grid[index])
-        if point is None:
+        if point is None or not meets(point, slo):
             return None
         found = point
 

@@ -26,7 +26,7 @@ from app.engine.serving import (
     serving_curve,
 )
 
-from .test_engine import DEEPSEEK_V3, H200, LLAMA_8B, LLAMA_70B
+from .test_engine import CLUSTER, DEEPSEEK_V3, DESKTOP, H200, LLAMA_8B, LLAMA_70B
 
 DGX_H200 = BuildSpec(
     "DGX H200", H200, 1, 8, IntraNodeLink("nvswitch", 450), power_w=10_200, price_usd=400_000
@@ -253,3 +253,25 @@ def test_the_curve_ends_at_the_largest_concurrency_that_really_fits() -> None:
 
     assert estimate(DGX_H200, DEEPSEEK, replace(wl, batch=top)).fits
     assert not estimate(DGX_H200, DEEPSEEK, replace(wl, batch=top + 1)).fits
+
+
+@pytest.mark.parametrize(
+    "slo",
+    [
+        ServiceLevel(concurrent_users=10**6),
+        ServiceLevel(tokens_per_s_per_user_min=30, concurrent_users=1000),
+        ServiceLevel(ttft_s_max=0.3, requests_per_s=50),
+    ],
+)
+def test_the_fast_slo_search_agrees_with_the_curve_across_builds(slo: ServiceLevel) -> None:
+    for build in (ONE_H200, DGX_H200, DESKTOP, CLUSTER):
+        for model in (LLAMA8, LLAMA70):
+            curve = serving_curve(build, model, FP8, CHAT, slo)
+            found = best_at_slo(build, model, FP8, CHAT, slo)
+            where = (build.name, model.name)
+            if curve.at_slo is None:
+                assert found is None, where
+                continue
+            assert found is not None, where
+            assert found[1].point.concurrency == curve.at_slo.point.concurrency, where
+            assert found[1].copies_needed == curve.at_slo.copies_needed, where
