@@ -141,6 +141,11 @@ def operating_point_words(
         text += f", ${p.usd_per_million_output_tokens:,.2f} per million output tokens"
     if usd_per_hour is not None and copies is not None:
         text += f" (${usd_per_hour * copies:,.0f}/hour for all copies)"
+    if at.utilization is not None:
+        text += (
+            f"; each copy runs at {at.utilization:.0%} of its capacity and a request waits "
+            f"{p.queue_wait_s:,.2f} s for a slot on average"
+        )
     return text + " — an estimate."
 
 

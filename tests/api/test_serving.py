@@ -176,3 +176,12 @@ def test_a_very_large_inline_build_answers(api):
     answer = response.json()
     assert answer["curve"] and answer["at_slo"]["copies_needed"] >= 1
     assert answer["max_concurrency"] > 10_000
+
+
+def test_a_request_rate_is_sized_with_queueing_inside_the_ttft_limit(api):
+    serving = {"input_tokens": 1024, "output_tokens": 512, "ttft_s_max": 1, "requests_per_s": 40}
+    at = post(api, {"build": DGX, "model": "llama-3-1-8b", "serving": serving}).json()["at_slo"]
+    assert at["ttft_s"] <= 1 and at["queue_wait_s"] >= 0
+    assert 0 < at["utilization"] < 1
+    assert at["copies_needed"] * at["requests_per_s"] >= 40
+    assert "of its capacity" in at["summary"]
