@@ -22,6 +22,7 @@ NAV = (
     ("/models", "Models"),
     ("/compare", "Compare"),
     ("/estimate", "Calculator"),
+    ("/serving", "Serving"),
     ("/recommend", "Recommend"),
     ("/glossary", "Glossary"),
     ("/about", "About the numbers"),
