@@ -3,7 +3,7 @@
 from functools import lru_cache
 from pathlib import Path
 
-from pydantic import Field
+from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -20,6 +20,9 @@ def data_dir(name: str) -> Path:
     return bundled if bundled.is_dir() else PROJECT_ROOT / name
 
 
+PUBLISHED_SECRET_KEYS = frozenset({"change-me-in-production", "changeme", "secret"})
+
+
 class Settings(BaseSettings):
     """Runtime configuration; defaults serve the seeded catalog from ./tierline.db."""
 
@@ -34,9 +37,9 @@ class Settings(BaseSettings):
     static_dir: Path = data_dir("static")
     seed_dir: Path = data_dir("seed_data")
     docs_dir: Path = data_dir("docs")
-    # Signs the admin session cookie; set it in production so sessions survive restarts
-    # and are shared by every worker.
-    secret_key: str = "change-me-in-production"
+    # Signs the admin session cookie. Unset (the default), a random key is generated on first
+    # start and kept in the database, shared by every worker and host (docs/deploy.md).
+    secret_key: str | None = None
     db_connect_timeout_s: float = Field(default=3.0, gt=0)
     max_body_bytes: int = Field(default=1_048_576, gt=0)
     max_import_bytes: int = Field(default=10_485_760, gt=0)
@@ -51,6 +54,17 @@ class Settings(BaseSettings):
     amortization_years: float = Field(default=3.0, gt=0)
     electricity_usd_per_kwh: float = Field(default=0.15, ge=0)
     pue: float = Field(default=1.3, ge=1)
+
+    @field_validator("secret_key")
+    @classmethod
+    def _not_a_published_key(cls, value: str | None) -> str | None:
+        # The key earlier releases shipped as the default: public, so it signs nothing here.
+        if value is not None and value.strip().lower() in PUBLISHED_SECRET_KEYS:
+            raise ValueError(
+                "is a published placeholder anyone can sign cookies with; unset "
+                "TIERLINE_SECRET_KEY to use a key generated and kept in the database"
+            )
+        return value
 
     @property
     def is_sqlite(self) -> bool:

@@ -24,6 +24,7 @@ from app.errors import (
     error_for_status,
 )
 from app.middleware import add_production_middleware, tune_gc_for_serving
+from app.services.app_secrets import SESSION_SIGNING_KEY, shared_secret
 
 PROBLEM_JSON = "application/problem+json"
 
@@ -60,8 +61,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_exception_handler(StarletteHTTPException, _http_error)  # type: ignore[arg-type]
 
     # Signed admin session cookie for /admin pages (HttpOnly, SameSite=Lax, Secure over HTTPS).
+    def load_secret_key() -> str:
+        with app.state.sessionmaker() as session:
+            return shared_secret(session, SESSION_SIGNING_KEY)
+
     app.add_middleware(AdminSessionMiddleware, secret_key=settings.secret_key,
-                       max_age=settings.admin_session_max_age_s)
+                       load_secret_key=load_secret_key, max_age=settings.admin_session_max_age_s)
     add_production_middleware(app, settings)
     app.include_router(health.router)
     app.include_router(metrics.router)

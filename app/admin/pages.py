@@ -34,6 +34,7 @@ from app.services.admin_records import (
     read_record,
     restore_from_audit,
 )
+from app.services.admin_sessions import end_session, start_session
 from app.services.audit import get_event, list_events
 from app.services.catalog import import_document
 from app.services.catalog_version import current_catalog_version
@@ -135,14 +136,20 @@ def login(request: Request, session: SessionDep, settings: SettingsDep, form: Fo
         )
     # A fresh session (and CSRF token) on sign-in, so nothing planted before it carries over.
     request.session.clear()
-    request.session[ADMIN_SESSION_KEY] = token.id
+    request.session[ADMIN_SESSION_KEY] = start_session(
+        session, token=token, max_age_s=settings.admin_session_max_age_s
+    )
     rotate_csrf_token(request)
     return _redirect(next_url)
 
 
 @public.post("/logout")
-def logout(request: Request, form: FormDep) -> Response:
-    """Sign out (CSRF-checked, so another site cannot sign you out either)."""
+def logout(request: Request, session: SessionDep, form: FormDep) -> Response:
+    """Sign out (CSRF-checked, so another site cannot sign you out either): the server-side
+    session ends, so a copy of the cookie is worthless from now on."""
+    session_id = request.session.get(ADMIN_SESSION_KEY)
+    if isinstance(session_id, str):
+        end_session(session, session_id)
     request.session.clear()
     return _redirect("/admin/login")
 
