@@ -43,6 +43,11 @@ class Settings(BaseSettings):
     db_connect_timeout_s: float = Field(default=3.0, gt=0)
     max_body_bytes: int = Field(default=1_048_576, gt=0)
     max_import_bytes: int = Field(default=10_485_760, gt=0)
+    # A request body still incomplete after this long is answered 408 (bodies are read before a
+    # request is admitted, so a slow client only ever holds its own connection).
+    body_timeout_s: float = Field(default=60.0, gt=0)
+    # Strict-Transport-Security max-age on responses served over HTTPS; 0 sends no HSTS header.
+    hsts_max_age_s: int = Field(default=31_536_000, ge=0)
     login_attempts_per_minute: int = Field(default=10, ge=1)
     admin_session_max_age_s: int = Field(default=28_800, ge=60, le=2_592_000)
     # Requests each worker process works on at once; the rest wait in arrival order

@@ -61,10 +61,16 @@ def require_admin(request: Request) -> str:
         raise HTTPException(
             status_code=303, headers={"Location": f"/admin/login?next={quote(request.url.path)}"}
         )
-    raise Unauthorized(
+    raise admin_token_required()
+
+
+def admin_token_required() -> Unauthorized:
+    """The 401 every admin route answers without valid credentials."""
+    return Unauthorized(
         "a valid admin token is required (Authorization: Bearer <token>)",
         headers={"WWW-Authenticate": 'Bearer realm="tierline admin"'},
     )
 
 
 AdminDep = Annotated[str, Depends(require_admin)]
+

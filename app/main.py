@@ -11,6 +11,7 @@ from sqlalchemy.exc import OperationalError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app import __version__, admin, api, web
+from app.admin.guard import authenticate_before_body
 from app.admin.session import AdminSessionMiddleware
 from app.api import health, metrics
 from app.api_docs import install_api_docs
@@ -67,7 +68,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     app.add_middleware(AdminSessionMiddleware, secret_key=settings.secret_key,
                        load_secret_key=load_secret_key, max_age=settings.admin_session_max_age_s)
-    add_production_middleware(app, settings)
+    add_production_middleware(app, settings, check_before_body=authenticate_before_body)
     app.include_router(health.router)
     app.include_router(metrics.router)
     install_api_docs(app)
