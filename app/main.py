@@ -90,7 +90,10 @@ def app_factory() -> FastAPI:
 def wants_html(request: Request) -> bool:
     """Pages get HTML errors; the API and anything asking for JSON get problem+json."""
     path = request.url.path
-    if path.startswith(("/api/", "/healthz", "/metrics", "/openapi.json")):
+    # JSON twins of pages (/estimate.json, /about.json) answer their errors as JSON too.
+    if path.startswith(("/api/", "/healthz", "/metrics", "/openapi.json")) or path.endswith(
+        ".json"
+    ):
         return False
     return "application/json" not in request.headers.get("accept", "")
 

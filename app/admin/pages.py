@@ -5,16 +5,18 @@ The pages call the same services as the admin JSON API. Every POST goes through 
 """
 
 import json
+from datetime import date
 from typing import Annotated, Any
 from urllib.parse import urlencode
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.responses import RedirectResponse, Response
 from starlette.datastructures import FormData, UploadFile
 
 from app.admin.csrf import csrf_token, rotate_csrf_token, verified_form
-from app.admin.documents import parse_document
+from app.admin.documents import MAX_LISTED_ERRORS, parse_document
 from app.admin.forms import BoundForm, display_values, kind_fields, record_from_form
+from app.admin.schemas import NoNul
 from app.deps import ADMIN_SESSION_KEY, AdminDep, SessionDep, SettingsDep, require_admin
 from app.errors import (
     Conflict,
@@ -51,6 +53,8 @@ from app.services.sign_in import sign_in
 from app.web.common import Notice, render
 
 FormDep = Annotated[FormData, Depends(verified_form)]
+# PostgreSQL text cannot hold NUL: such a slug is refused (422 naming it) before any query.
+SlugSegment = Annotated[str, NoNul, Path(max_length=200)]
 AUDIT_PAGE_SIZE = 50
 
 public = APIRouter(prefix="/admin", include_in_schema=False)
@@ -95,6 +99,12 @@ def _kind(key: str) -> Kind:
 def _text(form: FormData, name: str) -> str:
     value = form.get(name)
     return value if isinstance(value, str) else ""
+
+
+def _iso_date(value: Any) -> str:
+    if isinstance(value, date):
+        return value.isoformat()
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
 
 
 def _safe_next(target: str) -> str:
@@ -223,7 +233,10 @@ def import_post(request: Request, session: SessionDep, actor: AdminDep, form: Fo
         "stage": "applied" if apply and result.ok else "preview",
         "result": result,
         "changes": changes,
-        "document_text": json.dumps(document, ensure_ascii=False),
+        # YAML documents hold dates (seed files write `as_of: 2024-06-01` unquoted); the
+        # carried-over text states them as the ISO strings the schemas read back.
+        "document_text": json.dumps(document, ensure_ascii=False, default=_iso_date),
+        "listed_errors": MAX_LISTED_ERRORS,
         "catalog_version": version,
         "notices": [notice] if notice else [],
     }
@@ -237,7 +250,7 @@ def audit_log(
     session: SessionDep,
     actor: AdminDep,
     kind: Annotated[str, Query(max_length=20)] = "",
-    slug: Annotated[str, Query(max_length=200)] = "",
+    slug: Annotated[str, NoNul, Query(max_length=200)] = "",
     action: Annotated[str, Query(max_length=20)] = "",
     page: Annotated[int, Query(ge=1, le=1_000_000)] = 1,
 ) -> Response:
@@ -386,7 +399,7 @@ def create_record(
 
 @pages.get("/{key}/{slug}")
 def edit_form(
-    request: Request, session: SessionDep, actor: AdminDep, key: str, slug: str
+    request: Request, session: SessionDep, actor: AdminDep, key: str, slug: SlugSegment
 ) -> Response:
     """The record's fields as a form, its version, its history and a delete button."""
     kind = _kind(key)
@@ -406,7 +419,12 @@ def edit_form(
 
 @pages.post("/{key}/{slug}")
 def save_record(
-    request: Request, session: SessionDep, actor: AdminDep, form: FormDep, key: str, slug: str
+    request: Request,
+    session: SessionDep,
+    actor: AdminDep,
+    form: FormDep,
+    key: str,
+    slug: SlugSegment,
 ) -> Response:
     """Replace the record with the form's values, if no one changed it since the form loaded."""
     kind = _kind(key)
@@ -449,7 +467,12 @@ def save_record(
 
 @pages.post("/{key}/{slug}/delete")
 def delete_page(
-    request: Request, session: SessionDep, actor: AdminDep, form: FormDep, key: str, slug: str
+    request: Request,
+    session: SessionDep,
+    actor: AdminDep,
+    form: FormDep,
+    key: str,
+    slug: SlugSegment,
 ) -> Response:
     """Delete the record (it stays in the audit log, from which it can be restored)."""
     kind = _kind(key)

@@ -11,6 +11,17 @@ from app.schemas.common import AsOf, Name, Notes, ShortText, SourceUrl, StrictMo
 from app.schemas.model_profile import MAX_PARAMS, ModelIn, ModelSlug
 
 
+def _refuse_nul(value: str | None) -> str | None:
+    if value is not None and "\x00" in value:
+        raise ValueError("must not contain NUL characters")
+    return value
+
+
+# Path segments and filters that reach a query: PostgreSQL text cannot hold NUL, so such input is
+# refused as invalid (422 naming the parameter) rather than failing in the database.
+NoNul = AfterValidator(_refuse_nul)
+
+
 class AcceleratorAdmin(AcceleratorIn):
     """An accelerator as the admin API answers it: the document plus its version (= ETag)."""
 
@@ -78,7 +89,8 @@ class ImportResultOut(BaseModel):
     created: list[RecordRefOut]
     updated: list[RecordRefOut]
     unchanged: list[RecordRefOut]
-    errors: list[ImportErrorOut]
+    errors: list[ImportErrorOut] = Field(description="the first 100 problems, in document order")
+    error_count: int = Field(description="how many problems there are in all")
 
 
 def _utc(value: datetime) -> datetime:

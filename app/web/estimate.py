@@ -137,6 +137,8 @@ def request_from_form(raw: dict[str, str]) -> tuple[dict[str, Any] | None, list[
                                                        f"{exc.lineno})"))
                 except ValueError:  # e.g. numbers too long to convert
                     errors.append(FieldError("config", "not valid JSON"))
+                except RecursionError:
+                    errors.append(FieldError("config", "nested too deeply"))
                 else:
                     if isinstance(config, dict):
                         body["model"] = {"name": raw.get("model_name") or "Pasted model",

@@ -9,6 +9,7 @@ from contextlib import ExitStack, contextmanager
 
 import pytest
 import uvicorn
+from sqlalchemy.orm import Session
 
 from app.config import Settings
 from app.main import create_app
@@ -121,3 +122,25 @@ def test_unauthenticated_import_is_refused_before_its_body_is_sent(
                       {"Content-Type": "application/yaml", "Content-Length": "10000000",
                        **headers})
             assert read_status(conn, f"unauthenticated import {headers}") == 401
+
+
+def test_healthz_answers_while_a_large_yaml_import_is_parsed(
+    server_settings: Callable[..., Settings], session: Session
+) -> None:
+    from app.services.tokens import create_token
+
+    token = create_token(session, name="yaml-importer")
+    # ~3 MB of YAML: minutes for the pure-Python loader, about a second for libyaml.
+    document = b"junk:\n" + b"- {a: 1, b: two}\n" * 180_000
+    with running_server(server_settings(body_timeout_s=600)) as port, ExitStack() as stack:
+        importer = stack.enter_context(open_connection(port))
+        importer.settimeout(120)
+        send_head(importer, "POST", "/api/v1/admin/import?dry_run=true",
+                  {"Content-Type": "application/yaml", "Content-Length": str(len(document)),
+                   "Authorization": f"Bearer {token}"})
+        importer.sendall(document)
+        # Give the server time to finish reading the body and start parsing (sendall returns
+        # once the kernel has the bytes); from then on /healthz must not wait for the parse.
+        threading.Event().wait(3)
+        assert healthz_status(port, "/healthz while a YAML import is parsed") == 200
+        assert read_status(importer, "the YAML import") == 422  # `junk` is no catalog key
