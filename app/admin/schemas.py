@@ -7,7 +7,7 @@ from pydantic import AfterValidator, BaseModel, Field
 
 from app.schemas.accelerator import AcceleratorIn
 from app.schemas.build import BuildIn, Tier
-from app.schemas.common import AsOf, Name, Notes, ShortText, SourceUrl, StrictModel
+from app.schemas.common import AsOf, HfConfig, Name, Notes, ShortText, SourceUrl, StrictModel
 from app.schemas.model_profile import MAX_PARAMS, ModelIn, ModelSlug
 
 
@@ -46,7 +46,9 @@ class ModelFromConfig(StrictModel):
 
     slug: ModelSlug
     name: Name
-    config: dict[str, Any] = Field(description="the model's config.json, as published")
+    # The same bounded config type as model records and inline models: NaN, infinities and
+    # numbers past 1e12 are field errors here, not failures in the engine.
+    config: HfConfig = Field(description="the model's config.json, as published")
     source_url: SourceUrl
     as_of: AsOf | None = Field(default=None, description="defaults to today")
     params_total: int | None = Field(
