@@ -20,6 +20,7 @@ def data_dir(name: str) -> Path:
     return bundled if bundled.is_dir() else PROJECT_ROOT / name
 
 
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
 PUBLISHED_SECRET_KEYS = frozenset({"change-me-in-production", "changeme", "secret"})
 
 
@@ -54,6 +55,10 @@ class Settings(BaseSettings):
     # (app/middleware.py, docs/deploy.md).
     max_concurrent_requests: int = Field(default=4, ge=1, le=1000)
     forwarded_allow_ips: str = "127.0.0.1"
+    # Host names the service answers to (comma-separated; "*.example.org" wildcards). Absolute
+    # URLs (Link, next_url, canonical) are built from the Host header, so any other Host is
+    # refused with 400. Empty: any Host, which `serve` accepts only on a loopback interface.
+    allowed_hosts: str = ""
     log_level: str = "info"
     # Cost assumptions the engine quotes by default.
     amortization_years: float = Field(default=3.0, gt=0)
@@ -70,6 +75,21 @@ class Settings(BaseSettings):
                 "TIERLINE_SECRET_KEY to use a key generated and kept in the database"
             )
         return value
+
+    @property
+    def allowed_host_list(self) -> list[str]:
+        """`allowed_hosts` as a list (empty: every Host is accepted)."""
+        return [h.strip() for h in self.allowed_hosts.split(",") if h.strip()]
+
+    def exposure_problem(self, bind_host: str) -> str | None:
+        """Why serving on `bind_host` with these settings would be unsafe, or None."""
+        if bind_host in LOOPBACK_HOSTS or self.allowed_host_list:
+            return None
+        return (
+            f"serving on {bind_host} (beyond loopback) needs TIERLINE_ALLOWED_HOSTS, the host "
+            "names clients use: absolute URLs in cacheable answers are built from the Host "
+            "header, so any other Host must be refused (docs/deploy.md)"
+        )
 
     @property
     def is_sqlite(self) -> bool:

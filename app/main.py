@@ -9,6 +9,7 @@ from fastapi.responses import JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from sqlalchemy.exc import OperationalError
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from app import __version__, admin, api, web
 from app.admin.guard import authenticate_before_body
@@ -68,6 +69,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     app.add_middleware(AdminSessionMiddleware, secret_key=settings.secret_key,
                        load_secret_key=load_secret_key, max_age=settings.admin_session_max_age_s)
+    if settings.allowed_host_list:
+        # Inside EdgeMiddleware (added next), so its 400 carries the security headers too.
+        app.add_middleware(TrustedHostMiddleware, allowed_hosts=settings.allowed_host_list)
     add_production_middleware(app, settings, check_before_body=authenticate_before_body)
     app.include_router(health.router)
     app.include_router(metrics.router)
