@@ -334,18 +334,17 @@ def _flat(result: Any) -> dict[str, Any]:
     return {name: getattr(result, name) for name in _field_names(type(result))}
 
 
-def _finite(value: Any) -> Any:
-    """NaN and infinities as null (JSON has neither)."""
-    return None if isinstance(value, float) and not math.isfinite(value) else value
-
-
-def _finite_values(values: dict[str, Any]) -> dict[str, Any]:
-    return {name: _finite(value) for name, value in values.items()}
+def _null_non_finite(values: dict[str, Any]) -> dict[str, Any]:
+    """NaN and infinities as null (JSON has neither), in place; returns `values`."""
+    for name, value in values.items():
+        if isinstance(value, float) and not math.isfinite(value):
+            values[name] = None
+    return values
 
 
 def _clean(result: Any) -> dict[str, Any]:
-    """A flat engine result as a JSON-ready dict (one pass: `_flat` then `_finite`)."""
-    return {name: _finite(getattr(result, name)) for name in _field_names(type(result))}
+    """A flat engine result as a JSON-ready dict."""
+    return _null_non_finite(_flat(result))
 
 
 _NULL_THROUGHPUT = dict.fromkeys(
@@ -413,7 +412,7 @@ def estimate_answer(
     """An engine Estimate in the API's answer shape (EstimateOut)."""
     if est.throughput is not None:
         t = est.throughput
-        throughput = _finite_values(
+        throughput = _null_non_finite(
             {
                 "decode_tokens_per_s": t.decode_tokens_per_s,
                 "aggregate_decode_tokens_per_s": t.aggregate_decode_tokens_per_s,

@@ -145,16 +145,3 @@ def test_a_config_that_fails_to_parse_is_not_kept() -> None:
         with pytest.raises(InvalidInput, match="vocab_size"):
             estimates.inline_model_spec(broken)
     assert len(estimates.PARSED_CONFIGS) == 0
-
-
-def test_answer_parts_match_dataclasses_asdict() -> None:
-    """The shallow serialiser gives what dataclasses.asdict gave, field for field, in order."""
-    from dataclasses import asdict
-
-    from app.engine import AcceleratorSpec, BuildSpec, IntraNodeLink, Workload, estimate
-    from app.engine import model_spec_from_hf_config as parse
-
-    build = BuildSpec("2x", AcceleratorSpec("card", 24, 936, 71), 1, 2, IntraNodeLink("pcie", 25))
-    est = estimate(build, parse(_CONFIG, name="m"), Workload(precision="int4"))
-    for part in (est.memory, est.plan, est.cost):
-        assert list(estimates._flat(part).items()) == list(asdict(part).items())
