@@ -9,17 +9,26 @@ Contract (callers: the JSON API, the HTML calculator, compare/recommend/tiers se
   NotFound naming `build` / `model`; engine input errors raise InvalidInput naming the field
   (`build.*`, `model.config.*`, `workload.*`).
 - `run_batch(session, *, requests, costs) -> dict`: `BatchOut` shape; each entry is the answer
-  or the problem that stopped it (one bad entry does not fail the others).
+  or the problem that stopped it (one bad entry does not fail the others). The request has a
+  cost budget (`REQUEST_PLAN_BUDGET` candidate plans, failover searches included); beyond it
+  the whole request is a 413 (ContentTooLarge) and nothing is answered.
+- Every answer carries the runtime the engine used (`workload.runtime`, `plan.runtime`), the
+  plan's `launch_command` (catalog models named by their Hugging Face repository, from the
+  model's source URL: `model_ref`) and `failover` (`failover_cases`: fit and speed after
+  losing one accelerator / one node).
 - `catalog_estimate(snap, *, build, model, workload, costs) -> Estimate`: memoised engine run
   for catalog rows, keyed by the spec values (so it survives catalog versions that leave the
   build and model unchanged); `estimate_answer(...)` serialises any Estimate.
-- `builds_fitting_model(snap, *, model_slug, precision, context_tokens, field)`: slugs of the
-  builds on which the model fits (batch 1), memoised per catalog version.
-- `model_fits_for_build(session, *, slug, precision, context_tokens, batch, costs)`: every
-  catalog model on one build, in the recommend-item shape (the build page's "what it runs").
+- `builds_fitting_model(snap, *, model_slug, precision, context_tokens, field, runtime=None,
+  parallelism="auto")`: slugs of the builds on which the model fits (batch 1), memoised per
+  catalog version; runtime None = each build's default (GGUF or Apple: llama.cpp, else vLLM).
+- `model_fits_for_build(session, *, slug, precision, context_tokens, batch, costs,
+  runtime=None, parallelism="auto")`: every catalog model on one build, in the recommend-item
+  shape (the build page's "what it runs").
 """
 
 import math
+import re
 from dataclasses import asdict
 from typing import Any
 
@@ -39,9 +48,10 @@ from app.engine import (
     Workload,
     derive_tier,
     estimate,
+    failover,
     model_spec_from_hf_config,
 )
-from app.errors import DomainError, FieldError, InvalidInput
+from app.errors import ContentTooLarge, DomainError, FieldError, InvalidInput, field_errors, summary
 from app.metrics import count_engine_evaluations
 from app.schemas.estimate import (
     DEFAULT_PROMPT_TOKENS,
@@ -121,10 +131,26 @@ def workload_spec(workload: WorkloadIn) -> Workload:
     )
 
 
-def simple_workload(*, precision: str, context_tokens: int, batch: int = 1) -> Workload:
-    """An inference workload at a precision, context and batch (prompt = min(2048, context))."""
+def simple_workload(
+    *,
+    precision: str,
+    context_tokens: int,
+    batch: int = 1,
+    runtime: str | None = None,
+    parallelism: str = "auto",
+) -> Workload:
+    """An inference workload at a precision, context, batch, runtime (None = from the inputs)
+    and parallelism (prompt = min(2048, context))."""
     return workload_spec(
-        WorkloadIn(precision=precision, context_tokens=context_tokens, batch=batch)
+        WorkloadIn.model_validate(
+            {
+                "precision": precision,
+                "context_tokens": context_tokens,
+                "batch": batch,
+                "runtime": runtime,
+                "parallelism": parallelism,
+            }
+        )
     )
 
 
@@ -202,13 +228,29 @@ def _engine_error(exc: EngineInputError, *, prefix: str | None = None) -> Invali
     return InvalidInput(f"{field}: {exc.reason}", errors=[FieldError(field, exc.reason)])
 
 
+_HF_REPO = re.compile(r"^https://huggingface\.co/([\w.-]+/[\w.-]+)")
+
+
+def model_ref(model: ModelRow | None) -> str | None:
+    """The Hugging Face repository id of a catalog model (from its source URL), if any."""
+    if model is None:
+        return None
+    match = _HF_REPO.match(str(model.read.get("source_url") or ""))
+    return match.group(1) if match else None
+
+
 def run_engine(
-    build: BuildSpec, model: ModelSpec, workload: Workload, costs: CostAssumptions
+    build: BuildSpec,
+    model: ModelSpec,
+    workload: Workload,
+    costs: CostAssumptions,
+    *,
+    ref: str | None = None,
 ) -> Estimate:
     """engine.estimate with its input errors turned into 422s naming the request field."""
     count_engine_evaluations()
     try:
-        return estimate(build, model, workload, costs)
+        return estimate(build, model, workload, costs, model_ref=ref)
     except EngineInputError as exc:
         raise _engine_error(exc) from None
     except ArithmeticError:
@@ -236,7 +278,21 @@ def catalog_estimate(
     """Engine run for catalog rows, memoised by value: the engine is a pure function of the
     specs, workload and costs, so a result stays right whatever else the catalog changes."""
     key = (build.spec, model.spec, workload, costs)
-    return ENGINE_RESULTS.get(key, lambda: run_engine(build.spec, model.spec, workload, costs))
+    ref = model_ref(model)
+    return ENGINE_RESULTS.get(
+        key, lambda: run_engine(build.spec, model.spec, workload, costs, ref=ref)
+    )
+
+
+def failover_cases(
+    build: BuildSpec, model: ModelSpec, workload: Workload, costs: CostAssumptions
+) -> list[dict[str, Any]]:
+    """Fit and speed after losing one accelerator / one node, in the FailoverOut shape."""
+    try:
+        cases = failover(build, model, workload, costs)
+    except (EngineInputError, ArithmeticError):
+        return []
+    return [_clean(asdict(c)) for c in cases]
 
 
 # ---- serialising -----------------------------------------------------------------------------
@@ -292,8 +348,8 @@ def model_subject(spec: ModelSpec, *, slug: str | None) -> dict[str, Any]:
     }
 
 
-def workload_out(workload: Workload) -> dict[str, Any]:
-    """The `workload` part of an answer."""
+def workload_out(workload: Workload, runtime: str | None = None) -> dict[str, Any]:
+    """The `workload` part of an answer (`runtime`: the one the engine used)."""
     return {
         "mode": workload.mode,
         "precision": workload.precision,
@@ -302,12 +358,17 @@ def workload_out(workload: Workload) -> dict[str, Any]:
         "prompt_tokens": workload.prompt_tokens,
         "batch": workload.batch,
         "parallelism": workload.parallelism,
-        "runtime": workload.runtime,
+        "runtime": runtime or workload.runtime or "auto",
     }
 
 
 def estimate_answer(
-    est: Estimate, *, build: dict[str, Any], model: dict[str, Any], workload: Workload
+    est: Estimate,
+    *,
+    build: dict[str, Any],
+    model: dict[str, Any],
+    workload: Workload,
+    failover: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """An engine Estimate in the API's answer shape (EstimateOut)."""
     if est.throughput is not None:
@@ -332,7 +393,7 @@ def estimate_answer(
     return {
         "build": build,
         "model": model,
-        "workload": workload_out(workload),
+        "workload": workload_out(workload, est.runtime),
         "fits": est.fits,
         "verdict": est.verdict,
         "tier": est.tier,
@@ -345,6 +406,7 @@ def estimate_answer(
         "max_batch_that_fits": est.max_batch_that_fits,
         "findings": [{"severity": f.severity, "message": f.message} for f in est.findings],
         "assumptions": list(est.assumptions),
+        "failover": failover or [],
         "estimated": True,
     }
 
@@ -382,10 +444,17 @@ def _estimate_at(
                 build=build,
                 model=model,
                 workload=workload,
+                failover=failover_cases(row_b.spec, row_m.spec, workload, costs),
             ),
         )
-    est = run_engine(build_spec_, model_spec_, workload, costs)
-    return estimate_answer(est, build=build, model=model, workload=workload)
+    est = run_engine(build_spec_, model_spec_, workload, costs, ref=model_ref(model_row))
+    return estimate_answer(
+        est,
+        build=build,
+        model=model,
+        workload=workload,
+        failover=failover_cases(build_spec_, model_spec_, workload, costs),
+    )
 
 
 def run_estimate(
@@ -403,15 +472,39 @@ def _request_costs(costs: CostAssumptions, request: EstimateRequest) -> CostAssu
     return CostAssumptions(**values)
 
 
+# Cost budget of one request, in candidate plans the engine evaluates (each ~3 µs). The plan
+# search is bounded per estimate (<= 8 tensor-parallel sizes x ~2 sqrt(layers) stage counts,
+# whatever the accelerator count), so a full batch of 100 stays well inside it; the budget is
+# the backstop that turns a costlier request into a 413 instead of minutes of CPU.
+REQUEST_PLAN_BUDGET = 100_000
+
+
+def plans_in(answer: dict[str, Any]) -> int:
+    """Candidate plans an answer cost: its own search and its failover searches."""
+    return int(answer["plan"]["plans_evaluated"]) * (1 + len(answer.get("failover") or []))
+
+
 def run_batch(
     session: Session, *, requests: list[EstimateRequest], costs: CostAssumptions
 ) -> dict[str, Any]:
-    """Several engine runs (BatchOut shape); a failing entry carries its problem instead."""
+    """Several engine runs (BatchOut shape); a failing entry carries its problem instead.
+
+    Raises ContentTooLarge (413) when the entries together exceed REQUEST_PLAN_BUDGET."""
     snap = snapshot(session)
     results = []
+    spent = 0
     for index, request in enumerate(requests):
         try:
             answer = _estimate_at(snap, request, _request_costs(costs, request))
+            spent += plans_in(answer)
+            if spent > REQUEST_PLAN_BUDGET:
+                raise ContentTooLarge(
+                    f"the batch needs more than {REQUEST_PLAN_BUDGET:,} candidate plans "
+                    f"(entry {index} crossed it); send fewer or smaller entries",
+                    errors=[FieldError(str(index), "exceeds the request's plan budget")],
+                )
+        except ContentTooLarge:
+            raise
         except DomainError as exc:
             problem = exc.problem()
             for err in problem.get("errors", []):
@@ -428,20 +521,28 @@ def parse_estimate_request(raw: Any) -> EstimateRequest:
         # Form values are text: parse numbers from it (the JSON API takes them strictly).
         return EstimateRequest.model_validate(raw, strict=False, context={FORM_TEXT: True})
     except ValidationError as exc:
-        errors = [
-            FieldError(".".join(str(p) for p in e["loc"]) or "(request)", e["msg"])
-            for e in exc.errors(include_url=False)
-        ]
-        summary = "; ".join(f"{e.field}: {e.message}" for e in errors[:5])
-        raise InvalidInput(summary, errors=errors) from None
+        errors = field_errors(exc.errors(include_url=False))
+        raise InvalidInput(summary(errors), errors=errors) from None
 
 
 def builds_fitting_model(
-    snap: Snapshot, *, model_slug: str, precision: str, context_tokens: int, field: str = "model"
+    snap: Snapshot,
+    *,
+    model_slug: str,
+    precision: str,
+    context_tokens: int,
+    field: str = "model",
+    runtime: str | None = None,
+    parallelism: str = "auto",
 ) -> frozenset[str]:
     """Slugs of the catalog builds on which the model fits (batch 1), per catalog version."""
     model = find_model(snap, model_slug, field=field)
-    workload = simple_workload(precision=precision, context_tokens=context_tokens)
+    workload = simple_workload(
+        precision=precision,
+        context_tokens=context_tokens,
+        runtime=runtime,
+        parallelism=parallelism,
+    )
 
     def compute() -> frozenset[str]:
         costs = CostAssumptions()  # fit does not depend on costs
@@ -462,13 +563,21 @@ def model_fits_for_build(
     context_tokens: int,
     batch: int = 1,
     costs: CostAssumptions,
+    runtime: str | None = None,
+    parallelism: str = "auto",
 ) -> list[dict[str, Any]]:
     """Every catalog model on one build: fit, verdict, speed and cost, largest model first."""
     from app.services.recommend import figures
 
     snap = snapshot(session)
     build = find_build(snap, slug)
-    workload = simple_workload(precision=precision, context_tokens=context_tokens, batch=batch)
+    workload = simple_workload(
+        precision=precision,
+        context_tokens=context_tokens,
+        batch=batch,
+        runtime=runtime,
+        parallelism=parallelism,
+    )
     out = []
     for model in sorted(model_rows(snap).values(), key=lambda m: (-m.params_total, m.slug)):
         est = catalog_estimate(snap, build=build, model=model, workload=workload, costs=costs)

@@ -13,6 +13,7 @@ from app.services.estimates import cost_assumptions
 from app.services.pages import filter_options
 from app.web.builds import precision_options
 from app.web.common import Notice, notices_from, parse_query, raw_query, render, with_query
+from app.web.estimate import PARALLELISM, RUNTIME_OPTIONS
 
 router = APIRouter(include_in_schema=False)
 
@@ -121,6 +122,8 @@ def compare_page(request: Request, session: SessionDep, settings: SettingsDep) -
             "markdown": markdown_table(comparison) if comparison else "",
             "markdown_url": with_query("/compare.md", state),
             "precisions": precision_options(),
+            "runtimes": RUNTIME_OPTIONS,
+            "parallelism": PARALLELISM,
             "notices": notices,
             "min_compare": MIN_COMPARE,
             "max_compare": MAX_COMPARE,

@@ -18,9 +18,9 @@ def engine_runs(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
     runs: list[tuple[str, str]] = []
     real = estimates.estimate
 
-    def counting(build: Any, model: Any, workload: Any, costs: Any) -> Any:
+    def counting(build: Any, model: Any, workload: Any, costs: Any, **options: Any) -> Any:
         runs.append((build.name, model.name))
-        return real(build, model, workload, costs)
+        return real(build, model, workload, costs, **options)
 
     monkeypatch.setattr(estimates, "estimate", counting)
     estimates.ENGINE_RESULTS.clear()
