@@ -10,12 +10,16 @@ from app.models.admin import (
     LoginAttempt,
 )
 from app.models.build import INTER_NODE_LINK_KINDS, INTRA_NODE_LINK_KINDS, TIERS, Build
+from app.models.measurement import MEASUREMENT_RUNTIMES, METRIC_UNITS, METRICS, Measurement
 from app.models.model_profile import ModelProfile
 
 __all__ = [
     "INTER_NODE_LINK_KINDS",
     "INTRA_NODE_LINK_KINDS",
+    "MEASUREMENT_RUNTIMES",
     "MEMORY_KINDS",
+    "METRICS",
+    "METRIC_UNITS",
     "TIERS",
     "Accelerator",
     "AdminSession",
@@ -25,5 +29,6 @@ __all__ = [
     "Build",
     "CatalogState",
     "LoginAttempt",
+    "Measurement",
     "ModelProfile",
 ]

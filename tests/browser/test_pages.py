@@ -27,6 +27,8 @@ PAGES = {
     "glossary": "/glossary",
     "about": "/about",
     "engine-doc": "/about/engine",
+    "accuracy": "/accuracy",
+    "measurements": "/measurements?runtime=llama.cpp",
     "not-found": "/no-such-page",
 }
 
@@ -183,7 +185,7 @@ def test_submit_the_calculator(page: Any, screenshots: Path) -> None:
 
 
 @pytest.mark.parametrize("name", ["home", "builds", "build", "compare", "estimate", "recommend",
-                                  "model"])
+                                  "model", "accuracy", "measurements"])
 def test_phone_width_layout_has_no_page_overflow(
     browser: Any, live_server: Any, screenshots: Path, name: str
 ) -> None:
