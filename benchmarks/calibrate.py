@@ -43,6 +43,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from app.engine import runtime  # noqa: E402
+from app.engine.plan import clear_prepared  # noqa: E402
 from app.engine.runtime import DEVICE_CLASSES, RUNTIMES, Efficiency  # noqa: E402
 from app.services.accuracy import (  # noqa: E402
     Case,
@@ -214,10 +215,12 @@ def constants(table: dict[Key, Efficiency]) -> Iterator[None]:
     """Let the engine read `table` instead of the written calibration, inside this block."""
     saved = runtime.CALIBRATION
     runtime.CALIBRATION = MappingProxyType(dict(table))
+    clear_prepared()  # prepared inputs carry the bandwidth share and launch cost
     try:
         yield
     finally:
         runtime.CALIBRATION = saved
+        clear_prepared()
 
 
 def predict_with(case: Case, key: Key, chosen: dict[str, float]) -> Predicted:

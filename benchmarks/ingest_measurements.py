@@ -87,11 +87,12 @@ def _collected(
     for key, pattern in EXTRA_FILES.items():
         for path in sorted(directory.glob(pattern)):
             for raw in yaml.safe_load(path.read_text(encoding="utf-8")) or []:
-                slug = raw.get("slug") if isinstance(raw, dict) else None
+                record = _normalise(key, raw) if isinstance(raw, dict) else raw
+                slug = record.get("slug") if isinstance(record, dict) else None
                 if slug in known[key]:
                     already.append(f"{path.name}: {key[:-1]} '{slug}' (already in seed_data)")
                     continue
-                records[key].append(_normalise(key, raw) if isinstance(raw, dict) else raw)
+                records[key].append(record)
                 origins[key].append(path.name)
     return records, origins, already
 

@@ -6,11 +6,12 @@ no cross-site request can use a browser's session).
 
 from typing import Annotated, Any, Literal
 
+import anyio
 from fastapi import APIRouter, Body, Depends, Header, Path, Query, Request
 from fastapi.responses import JSONResponse, Response
 from starlette.convertors import StringConvertor, register_url_convertor
 
-from app.admin.documents import parse_document, read_bounded_body
+from app.admin.documents import MAX_LISTED_ERRORS, parse_document, read_bounded_body
 from app.admin.schemas import (
     AcceleratorAdmin,
     AuditEventOut,
@@ -20,8 +21,9 @@ from app.admin.schemas import (
     MeasurementAdmin,
     ModelAdmin,
     ModelFromConfig,
+    NoNul,
 )
-from app.deps import AdminDep, SessionDep, require_admin
+from app.deps import AdminDep, SessionDep, SettingsDep, require_admin
 from app.errors import NotFound
 from app.models import AuditEvent
 from app.schemas.model_profile import RESERVED_MODEL_SLUGS
@@ -38,6 +40,7 @@ from app.services.admin_records import (
 )
 from app.services.audit import get_event, list_events
 from app.services.catalog import import_document
+from app.services.hf_hub import fetch_config
 from app.services.records import KINDS, MODEL, Kind
 
 PROBLEM_JSON = "application/problem+json"
@@ -106,9 +109,12 @@ IfMatch = Annotated[
 IfNoneMatch = Annotated[
     str | None, Header(description="`*` to create only (412 if the record exists)")
 ]
-SlugPath = Annotated[str, Path(max_length=200, description="the record's slug")]
+SlugPath = Annotated[
+    str, NoNul, Path(max_length=200, description="the record's slug")
+]
 ModelSlugPath = Annotated[
     str,
+    NoNul,
     Path(
         max_length=200,
         description="the model's slug (never `from-config`: that segment is its own route)",
@@ -270,15 +276,23 @@ def _add_record_routes(kind: Kind) -> None:
     summary="Create a model profile from a Hugging Face config.json",
     responses={
         **BODY_ERRORS,
+        404: _problem("hf_id: no such model on the Hub"),
         409: _problem("a model with this slug exists (PUT replaces it)"),
-        422: _problem("invalid config or fields"),
+        422: _problem("invalid config or fields; hf_id malformed, gated or not a config"),
+        503: _problem("hf_id: the Hub could not be reached"),
     },
 )
 def create_model_from_config(
-    body: ModelFromConfig, session: SessionDep, actor: AdminDep
+    body: ModelFromConfig, session: SessionDep, settings: SettingsDep, actor: AdminDep
 ) -> Response:
-    """Parameter counts left out are computed by the engine and listed in `estimated`."""
-    result = model_from_config(session, actor=actor, **body.model_dump())
+    """Parameter counts left out are computed by the engine and listed in `estimated`. With
+    `hf_id` the config.json is fetched from the Hugging Face Hub first."""
+    values = body.model_dump(exclude={"hf_id"})
+    if body.hf_id is not None:
+        fetched = fetch_config(body.hf_id, settings=settings)
+        values["config"] = fetched.config
+        values["source_url"] = body.source_url or fetched.page_url
+    result = model_from_config(session, actor=actor, **values)
     response = _record_response(result, status_code=201)
     response.headers["Location"] = f"/api/v1/admin/models/{result.slug}"
     return response
@@ -294,7 +308,11 @@ for _kind in KINDS:
 async def import_document_body(request: Request) -> Any:
     """The request body as a document, refused with 413 past max_import_bytes."""
     body = await read_bounded_body(request, request.app.state.settings.max_import_bytes)
-    return parse_document(body, request.headers.get("content-type"))
+    # Parsing megabytes takes a while even with libyaml: in the thread pool, so the event loop
+    # keeps answering everyone else meanwhile.
+    return await anyio.to_thread.run_sync(
+        parse_document, body, request.headers.get("content-type")
+    )
 
 
 _DOCUMENT_SCHEMA = {
@@ -325,7 +343,8 @@ _DOCUMENT_SCHEMA = {
         413: _problem("the document exceeds max_import_bytes"),
         415: _problem("neither JSON nor YAML"),
         422: _problem(
-            "invalid document: `errors` names each record and field, and "
+            "invalid document: `errors` names each record and field (the first "
+            f"{MAX_LISTED_ERRORS}; `error_count` counts them all), and "
             "`created`/`updated`/`unchanged` are empty; nothing was written"
         ),
     },
@@ -344,6 +363,8 @@ def import_catalog(
     """
     result = import_document(session, document, actor=actor, dry_run=dry_run)
     body = result.as_dict()
+    body["error_count"] = len(result.errors)
+    body["errors"] = body["errors"][:MAX_LISTED_ERRORS]
     if result.errors:
         problem = {
             "type": "about:blank",
@@ -374,9 +395,9 @@ def list_audit(
     request: Request,
     session: SessionDep,
     kind: Literal["accelerator", "build", "model", "measurement"] | None = None,
-    slug: Annotated[str | None, Query(max_length=200)] = None,
+    slug: Annotated[str | None, NoNul, Query(max_length=200)] = None,
     action: Literal["create", "update", "delete", "restore"] | None = None,
-    actor: Annotated[str | None, Query(max_length=80)] = None,
+    actor: Annotated[str | None, NoNul, Query(max_length=80)] = None,
     page: Annotated[int, Query(ge=1, le=1_000_000)] = 1,
     per_page: Annotated[int, Query(ge=1, le=200)] = 50,
 ) -> Response:

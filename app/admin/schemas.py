@@ -3,13 +3,24 @@
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, Field
+from pydantic import AfterValidator, BaseModel, Field, model_validator
 
 from app.schemas.accelerator import AcceleratorIn
 from app.schemas.build import BuildIn, Tier
-from app.schemas.common import AsOf, Name, Notes, ShortText, SourceUrl, StrictModel
+from app.schemas.common import AsOf, HfConfig, Name, Notes, ShortText, SourceUrl, StrictModel
 from app.schemas.measurement import MeasurementIn
 from app.schemas.model_profile import MAX_PARAMS, ModelIn, ModelSlug
+
+
+def _refuse_nul(value: str | None) -> str | None:
+    if value is not None and "\x00" in value:
+        raise ValueError("must not contain NUL characters")
+    return value
+
+
+# Path segments and filters that reach a query: PostgreSQL text cannot hold NUL, so such input is
+# refused as invalid (422 naming the parameter) rather than failing in the database.
+NoNul = AfterValidator(_refuse_nul)
 
 
 class AcceleratorAdmin(AcceleratorIn):
@@ -38,12 +49,24 @@ class MeasurementAdmin(MeasurementIn):
 
 
 class ModelFromConfig(StrictModel):
-    """A Hugging Face config.json and what it does not say; missing counts are computed."""
+    """A Hugging Face config.json (or the model's Hub id, to fetch it) and what it does not say;
+    missing counts are computed."""
 
     slug: ModelSlug
     name: Name
-    config: dict[str, Any] = Field(description="the model's config.json, as published")
-    source_url: SourceUrl
+    # The same bounded config type as model records and inline models: NaN, infinities and
+    # numbers past 1e12 are field errors here, not failures in the engine.
+    config: HfConfig | None = Field(
+        default=None, description="the model's config.json, as published (or give hf_id)"
+    )
+    hf_id: str | None = Field(
+        default=None, max_length=200, examples=["meta-llama/Llama-3.1-8B"],
+        description="a Hugging Face model id (org/name): its config.json is fetched from the Hub "
+        "(TIERLINE_HF_ENDPOINT, TIERLINE_HF_TOKEN for gated models); give this or config",
+    )
+    source_url: SourceUrl | None = Field(
+        default=None, description="required with config; with hf_id, defaults to its Hub page"
+    )
     as_of: AsOf | None = Field(default=None, description="defaults to today")
     params_total: int | None = Field(
         default=None, strict=True, gt=0, le=MAX_PARAMS,
@@ -60,6 +83,14 @@ class ModelFromConfig(StrictModel):
     organization: ShortText = ""
     license: ShortText = ""
     notes: Notes = ""
+
+    @model_validator(mode="after")
+    def _one_config_source(self) -> "ModelFromConfig":
+        if (self.config is None) == (self.hf_id is None):
+            raise ValueError("give either config (the config.json) or hf_id (org/name), not both")
+        if self.config is not None and self.source_url is None:
+            raise ValueError("source_url is required with a pasted config")
+        return self
 
 
 class RecordRefOut(BaseModel):
@@ -85,7 +116,8 @@ class ImportResultOut(BaseModel):
     created: list[RecordRefOut]
     updated: list[RecordRefOut]
     unchanged: list[RecordRefOut]
-    errors: list[ImportErrorOut]
+    errors: list[ImportErrorOut] = Field(description="the first 100 problems, in document order")
+    error_count: int = Field(description="how many problems there are in all")
 
 
 def _utc(value: datetime) -> datetime:

@@ -10,6 +10,7 @@ from app.api import (
     measurements,
     models,
     recommend,
+    serving,
     tiers,
 )
 
@@ -27,6 +28,7 @@ ROUTERS: tuple[APIRouter, ...] = tuple(
         compare,
         estimate,
         recommend,
+        serving,
         tiers,
     )
 )

@@ -1,19 +1,22 @@
 """tierline's calculation engine: fit, parallel plan, speed and cost. Standard library only."""
 
 from .errors import EngineInputError
-from .estimate import estimate
+from .estimate import OBJECTIVE_AGGREGATE, OBJECTIVE_LATENCY, estimate, failover
+from .launch import launch_command
 from .params import model_spec_from_hf_config
 from .precision import KV_BITS, PRECISIONS, Precision, rule_of_thumb_gb
+from .prep import resolve_runtime
 from .results import (
     CostFigures,
     Estimate,
+    FailoverCase,
     Finding,
     MemoryBreakdown,
     ParallelPlan,
     Throughput,
     TrainingFigures,
 )
-from .runtime import RUNTIMES
+from .runtime import INFERENCE_RUNTIMES, RUNTIMES
 from .specs import (
     AcceleratorSpec,
     BuildSpec,
@@ -26,7 +29,14 @@ from .specs import (
 from .tiers import derive_tier
 
 __all__ = [
+    "INFERENCE_RUNTIMES",
     "KV_BITS",
+    "OBJECTIVE_AGGREGATE",
+    "OBJECTIVE_LATENCY",
+    "FailoverCase",
+    "failover",
+    "launch_command",
+    "resolve_runtime",
     "PRECISIONS",
     "RUNTIMES",
     "AcceleratorSpec",

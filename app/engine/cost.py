@@ -26,10 +26,23 @@ def build_power_w(build: BuildSpec, costs: CostAssumptions) -> float | None:
     return None
 
 
+def billed_tokens_per_s(
+    *, per_sequence: float, batch: int, batch_per_replica: int, ttft_s: float, generated: int
+) -> float:
+    """Generated tokens per second over whole requests, prefill included.
+
+    Each replica serves `batch_per_replica` requests of `generated` new tokens; their prompts
+    prefill one after another (prefill is compute-bound), then they decode together.
+    """
+    cycle = batch_per_replica * ttft_s + generated / per_sequence
+    return batch * generated / cycle
+
+
 def cost_figures(
     build: BuildSpec, costs: CostAssumptions, aggregate_tokens_per_s: float | None
 ) -> CostFigures:
-    """Cost per hour, energy and money per token at the given aggregate decode rate."""
+    """Cost per hour, energy and money per token at the given rate (the whole build's power
+    and price, idle accelerators included)."""
     price = build_price_usd(build)
     power = build_power_w(build, costs)
     capital = price / (costs.amortization_years * HOURS_PER_YEAR) if price is not None else None
@@ -61,4 +74,5 @@ def cost_figures(
         utilization=costs.utilization,
         capital_usd_per_hour=capital,
         energy_usd_per_hour=energy,
+        billed_tokens_per_s=aggregate_tokens_per_s,
     )

@@ -35,15 +35,17 @@ _ALL = (
     Precision("fp16", 16.0, "fp16", "float", "fp16", False, "IEEE 754 half"),
     Precision("bf16", 16.0, "fp16", "float", "bf16", False, "bfloat16"),
     # One scale per 128x128 block (DeepSeek-V3 FP8) adds 32/16384 bit: negligible.
-    Precision("fp8", 8.0, "fp8", "float", "fp8", True, "OCP FP8 E4M3, per-tensor/block scales"),
+    # KV cache in the activation dtype (bf16) unless FP8 KV is chosen: vLLM/SGLang
+    # --kv-cache-dtype auto keeps the model dtype even for FP8/FP4 weight checkpoints.
+    Precision("fp8", 8.0, "fp8", "float", "bf16", True, "OCP FP8 E4M3, per-tensor/block scales"),
     # W8A8 (SmoothQuant / compressed-tensors): one fp16 scale per output channel.
     Precision("int8", 8.0, "int8", "int", "bf16", True, "W8A8 per-channel scales"),
     # AWQ/GPTQ group 128: 4-bit weight + fp16 scale + 4-bit zero per 128 weights.
     Precision("int4", 4.0 + (16 + 4) / 128, "fp16", "int", "bf16", True, "AWQ/GPTQ group-128"),
     # NVFP4: E2M1 + one E4M3 scale per 16 weights (+ one fp32 per tensor).
-    Precision("fp4", 4.0 + 8 / 16, "fp4", "float", "fp8", True, "NVIDIA NVFP4 (16-weight blocks)"),
+    Precision("fp4", 4.0 + 8 / 16, "fp4", "float", "bf16", True, "NVIDIA NVFP4 (16-weight blocks)"),
     Precision(
-        "nvfp4", 4.0 + 8 / 16, "fp4", "float", "fp8", True, "NVIDIA NVFP4 (16-weight blocks)"
+        "nvfp4", 4.0 + 8 / 16, "fp4", "float", "bf16", True, "NVIDIA NVFP4 (16-weight blocks)"
     ),
     # MXFP4: E2M1 + one E8M0 scale per 32 weights (OCP MX spec; gpt-oss experts).
     Precision("mxfp4", 4.0 + 8 / 32, "fp4", "float", "bf16", True, "OCP MXFP4 (32-weight blocks)"),

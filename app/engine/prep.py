@@ -9,13 +9,18 @@ from .precision import KV_BITS, PRECISIONS, Precision
 from .runtime import (
     LINK_DEFAULT_GBS,
     LINK_LATENCY_US,
+    MLA_FIXED_S_PER_LAYER,
     RUNTIMES,
-    UNIFIED_USABLE_FRACTION,
+    UNIFIED_USABLE_BY_PLATFORM,
+    Efficiency,
     RuntimeProfile,
+    device_class,
 )
+from .runtime import efficiency as runtime_efficiency
 from .specs import (
     INTER_LINK_KINDS,
     INTRA_LINK_KINDS,
+    AcceleratorSpec,
     BuildSpec,
     CostAssumptions,
     ModelSpec,
@@ -24,7 +29,10 @@ from .specs import (
 
 MODES = ("inference", "training", "lora", "qlora")
 PARALLELISMS = ("auto", "tensor", "pipeline")
-GB = 1e9
+GB = 1e9  # the unit every figure is displayed in
+# Vendors state memory capacities in binary units: a "24 GB" card holds 24 GiB. Capacities are
+# converted to bytes with this factor; needs are computed in bytes; both display in GB (1e9).
+GIB = float(2**30)
 
 
 def _positive(value: float | int | None, field: str, *, allow_none: bool = False) -> None:
@@ -104,7 +112,7 @@ def _fast_ok(
         and w.precision in PRECISIONS
         and (w.kv_cache_precision is None or w.kv_cache_precision in KV_BITS)
         and w.parallelism in PARALLELISMS
-        and w.runtime in RUNTIMES
+        and (w.runtime is None or w.runtime in RUNTIMES)
         and w.tensor_parallel is None
         and w.pipeline_parallel is None
         and w.memory_utilization is None
@@ -199,7 +207,7 @@ def validate(
             raise EngineInputError(name, f"must be a positive integer, got {value!r}")
     if workload.parallelism not in PARALLELISMS:
         raise EngineInputError("parallelism", f"must be one of {', '.join(PARALLELISMS)}")
-    if workload.runtime not in RUNTIMES:
+    if workload.runtime is not None and workload.runtime not in RUNTIMES:
         raise EngineInputError("runtime", f"unknown runtime; known: {', '.join(RUNTIMES)}")
     for name in ("tensor_parallel", "pipeline_parallel"):
         value = getattr(workload, name)
@@ -256,13 +264,63 @@ def peak_flops(build: BuildSpec, compute: str) -> tuple[float, str]:
     return acc.fp16_tflops * 1e12, "fp16"
 
 
+_PLATFORM_CACHE: dict[str, str] = {}
+
+
+def unified_platform(acc: AcceleratorSpec) -> str:
+    """ "apple", "gb10", "strix_halo" or "other" for a unified-memory device, from its name."""
+    hit = _PLATFORM_CACHE.get(acc.name)
+    if hit is None:
+        name = acc.name.lower()
+        if "apple" in name or name.startswith(("m1 ", "m2 ", "m3 ", "m4 ")):
+            hit = "apple"
+        elif "gb10" in name or "dgx spark" in name:
+            hit = "gb10"
+        elif "strix halo" in name or "ryzen ai max" in name:
+            hit = "strix_halo"
+        else:
+            hit = "other"
+        if len(_PLATFORM_CACHE) >= 1024:
+            _PLATFORM_CACHE.clear()
+        _PLATFORM_CACHE[acc.name] = hit
+    return hit
+
+
+def is_apple(build: BuildSpec) -> bool:
+    """True for Apple silicon (Metal) builds."""
+    acc = build.accelerator
+    return acc.memory_kind == "unified" and unified_platform(acc) == "apple"
+
+
+def resolve_runtime(build: BuildSpec, workload: Workload) -> str:
+    """The runtime named by the workload, else the one its inputs imply.
+
+    GGUF precisions run in llama.cpp; Apple machines default to llama.cpp (Metal); training
+    loops are PyTorch; everything else defaults to vLLM.
+    """
+    if workload.mode != "inference":
+        return "pytorch"
+    if workload.runtime is not None:
+        return workload.runtime
+    if PRECISIONS[workload.precision].family == "gguf" or is_apple(build):
+        return "llama.cpp"
+    return "vllm"
+
+
 def usable_fraction(build: BuildSpec, workload: Workload, runtime: RuntimeProfile) -> float:
-    """Share of each accelerator's memory the model may use."""
+    """Share of each accelerator's memory (GiB as stated) the model may use."""
     if workload.memory_utilization is not None:
         return workload.memory_utilization
-    if build.accelerator.memory_kind == "unified":
-        return UNIFIED_USABLE_FRACTION
+    acc = build.accelerator
+    if acc.memory_kind == "unified":
+        return UNIFIED_USABLE_BY_PLATFORM[unified_platform(acc)]
     return runtime.usable_fraction_discrete
+
+
+def peer_to_peer(acc: AcceleratorSpec) -> bool:
+    """False for GeForce cards: NVIDIA's stock driver disables PCIe peer-to-peer on them, so
+    collectives are staged through host memory (reference/accelerators.csv, RTX 4090/5090)."""
+    return "geforce" not in acc.name.lower()
 
 
 def link_for(build: BuildSpec, group: int) -> tuple[float, float, str]:
@@ -274,6 +332,12 @@ def link_for(build: BuildSpec, group: int) -> tuple[float, float, str]:
             kind = "unified"
         bw = link.bandwidth_gbs if link.bandwidth_gbs else LINK_DEFAULT_GBS[kind]
         lat = link.latency_us if link.latency_us is not None else LINK_LATENCY_US[kind]
+        if kind == "pcie" and not peer_to_peer(build.accelerator):
+            # Host-staged: each message crosses PCIe twice (GPU -> host -> GPU).
+            bw /= 2.0
+            if link.latency_us is None:
+                lat = LINK_LATENCY_US["none"]
+            kind = "pcie (no P2P)"
         return bw * 1e9, lat * 1e-6, kind
     net = build.inter_node_link
     kind = net.kind
@@ -282,3 +346,38 @@ def link_for(build: BuildSpec, group: int) -> tuple[float, float, str]:
     bw_gbs = bw_gbs / build.accelerators_per_node
     lat = net.latency_us if net.latency_us is not None else LINK_LATENCY_US[kind]
     return bw_gbs * 1e9, lat * 1e-6, kind
+
+
+def accelerator_class(acc: AcceleratorSpec) -> str:
+    """The device class whose fitted constants apply (runtime.device_class); a unified device
+    without a vendor is Apple when its name says so."""
+    vendor = acc.vendor
+    if vendor is None and acc.memory_kind == "unified" and unified_platform(acc) == "apple":
+        vendor = "Apple"
+    return device_class(memory_kind=acc.memory_kind, vendor=vendor, memory_type=acc.memory_type)
+
+
+def efficiency(rt: RuntimeProfile, build: BuildSpec) -> Efficiency:
+    """Achieved shares of peak bandwidth and compute and the per-layer launch cost for this
+    runtime on this build's device class (fitted where the measurements allow, see
+    runtime.efficiency; else the hand-set profile with the unified caps)."""
+    return runtime_efficiency(rt, accelerator_class(build.accelerator))
+
+
+def bandwidth_efficiency(rt: RuntimeProfile, build: BuildSpec) -> float:
+    """Achieved share of nominal memory bandwidth (unified SoCs reach less)."""
+    return efficiency(rt, build).bandwidth
+
+
+def fixed_per_layer(rt: RuntimeProfile, build: BuildSpec) -> float:
+    """Fixed seconds per layer per forward pass (kernel launches, syncs; Metal pays more)."""
+    return efficiency(rt, build).fixed_s_per_layer
+
+
+def fixed_per_pass(rt: RuntimeProfile, build: BuildSpec, model: ModelSpec) -> float:
+    """Fixed seconds of one forward pass over all layers: launches, MoE routing, MLA kernels."""
+    fixed = fixed_per_layer(rt, build) * model.num_hidden_layers
+    fixed += rt.moe_fixed_s_per_layer * model.moe_layers
+    if model.kv_lora_rank:
+        fixed += MLA_FIXED_S_PER_LAYER * model.num_hidden_layers
+    return fixed

@@ -15,10 +15,12 @@ class Finding:
 
 @dataclass(frozen=True, slots=True)
 class MemoryBreakdown:
-    """Memory needed versus available, in GB (1e9 bytes).
+    """Memory needed versus available, in GB (1e9 bytes; capacities stated in GiB converted).
 
     The component fields (weights ... gradients) and `total_gb` describe one model replica
-    summed over its accelerators; `per_accelerator_gb` is the fullest accelerator.
+    summed over its accelerators: `total_gb` is *the* "memory needed" figure every page shows;
+    `per_accelerator_gb` is the fullest accelerator. `spare_gb` is usable memory no running
+    replica uses.
     """
 
     total_gb: float
@@ -48,6 +50,13 @@ class ParallelPlan:
     accelerators_used: int
     layers_per_stage: int
     description: str
+    runtime: str = "vllm"
+    objective: str = ""  # what the automatic choice optimised, in words
+    launch_command: str = ""
+    replicas_active: int = 1  # replicas holding sequences (inference) / training replicas
+    nodes_used: int = 1
+    node_usage: str = "single node"  # "single node" | "replicas per node" | "spread over nodes"
+    plans_evaluated: int = 1  # candidate splits whose memory the search computed
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +93,9 @@ class CostFigures:
     utilization: float
     capital_usd_per_hour: float | None = None
     energy_usd_per_hour: float | None = None
+    # Generated tokens per second the $ and J per token are divided by: the batch's decode
+    # rate with each request's prefill time included (see cost.billed_tokens_per_s).
+    billed_tokens_per_s: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +108,8 @@ class TrainingFigures:
     model_flops_utilization: float
     flops_per_token: float = 0.0
     trainable_params: int = 0
+    communication_s_per_step: float = 0.0  # exposed gradient all-reduce / ZeRO-3 gathers
+    recomputation: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,3 +128,16 @@ class Estimate:
     max_context_tokens_that_fit: int | None
     max_batch_that_fits: int | None
     tier: str = "desktop"
+    runtime: str = "vllm"
+
+
+@dataclass(frozen=True, slots=True)
+class FailoverCase:
+    """The model after losing part of the build (N-1)."""
+
+    lost: str  # "one accelerator" | "one node"
+    accelerators_left: int
+    fits: bool
+    decode_tokens_per_s: float | None
+    aggregate_decode_tokens_per_s: float | None
+    plan: str

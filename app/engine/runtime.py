@@ -24,42 +24,144 @@ class RuntimeProfile:
     decode_compute_efficiency: float  # achieved / peak in batched decode (skinny GEMMs, GEMV)
     fixed_s_per_layer: float  # kernel launches / syncs per layer per decode step
     fixed_s_per_step: float  # scheduler, sampling, host work per decode step
+    # Fixed time per decode pass of one mixture-of-experts layer (routing, dispatch, combine).
+    moe_fixed_s_per_layer: float
+    # How the runtime splits a model by default:
+    #   "tensor": tensor parallel inside a node, pipeline stages across nodes, replicas beyond
+    #             (vLLM, SGLang, TensorRT-LLM);
+    #   "layers": whole layers over every local GPU of one machine, no automatic replicas
+    #             (llama.cpp / Ollama --split-mode layer);
+    #   "single": one device of one machine (MLX).
+    split: str
 
+
+# MoE fixed cost per layer: vLLM's fused-MoE path was hand-set from the gpt-oss-120b on A100
+# calibration rows (11.1 ms per token measured vs 3.4 ms of weight reads over 36 MoE layers);
+# llama.cpp runs the whole routed MLP of a layer as one fused mul_mat_id kernel per projection
+# (ggml-cuda), so its fixed part is a few launches: 40 µs, an estimate (docs/engine.md 7).
+MOE_FIXED_S_PER_LAYER_VLLM = 200e-6
+MOE_FIXED_S_PER_LAYER_LLAMA_CPP = 40e-6
 
 # Calibrated against benchmarks/data/measurements.csv (see docs/engine.md, "Calibration").
-_VLLM = RuntimeProfile("vllm", 0.90, 1.0, 8192, 0.80, 0.55, 0.30, 4e-6, 1.0e-3)
-_LLAMA_CPP = RuntimeProfile("llama.cpp", 1.0, 0.4, 512, 0.80, 0.60, 0.15, 8e-6, 0.3e-3)
+_VLLM = RuntimeProfile(
+    "vllm", 0.90, 1.0, 8192, 0.80, 0.55, 0.30, 4e-6, 1.0e-3, MOE_FIXED_S_PER_LAYER_VLLM, "tensor"
+)
+_LLAMA_CPP = RuntimeProfile(
+    "llama.cpp",
+    1.0,
+    0.4,
+    512,
+    0.80,
+    0.60,
+    0.15,
+    8e-6,
+    0.3e-3,
+    MOE_FIXED_S_PER_LAYER_LLAMA_CPP,
+    "layers",
+)
 
 RUNTIMES: MappingProxyType[str, RuntimeProfile] = MappingProxyType(
     {
         "vllm": _VLLM,
-        "sglang": RuntimeProfile("sglang", 0.88, 1.0, 8192, 0.80, 0.55, 0.30, 4e-6, 1.0e-3),
-        "trt-llm": RuntimeProfile("trt-llm", 0.90, 1.0, 8192, 0.80, 0.60, 0.30, 3e-6, 0.5e-3),
+        "sglang": RuntimeProfile(
+            "sglang",
+            0.88,
+            1.0,
+            8192,
+            0.80,
+            0.55,
+            0.30,
+            4e-6,
+            1.0e-3,
+            MOE_FIXED_S_PER_LAYER_VLLM,
+            "tensor",
+        ),
+        "trt-llm": RuntimeProfile(
+            "trt-llm",
+            0.90,
+            1.0,
+            8192,
+            0.80,
+            0.60,
+            0.30,
+            3e-6,
+            0.5e-3,
+            MOE_FIXED_S_PER_LAYER_VLLM,
+            "tensor",
+        ),
         "llama.cpp": _LLAMA_CPP,
-        "ollama": RuntimeProfile("ollama", 1.0, 0.4, 512, 0.80, 0.60, 0.15, 8e-6, 0.3e-3),
-        "mlx": RuntimeProfile("mlx", 1.0, 0.0, 512, 0.80, 0.60, 0.15, 8e-6, 0.3e-3),
+        "ollama": RuntimeProfile(
+            "ollama",
+            1.0,
+            0.4,
+            512,
+            0.80,
+            0.60,
+            0.15,
+            8e-6,
+            0.3e-3,
+            MOE_FIXED_S_PER_LAYER_LLAMA_CPP,
+            "layers",
+        ),
+        "mlx": RuntimeProfile(
+            "mlx",
+            1.0,
+            0.0,
+            512,
+            0.80,
+            0.60,
+            0.15,
+            8e-6,
+            0.3e-3,
+            MOE_FIXED_S_PER_LAYER_VLLM,
+            "single",
+        ),
         # Training / fine-tuning loops in PyTorch: whole card, allocator slack in overhead.
-        "pytorch": RuntimeProfile("pytorch", 1.0, 1.0, 2048, 0.70, 0.40, 0.20, 10e-6, 2.0e-3),
+        "pytorch": RuntimeProfile(
+            "pytorch",
+            1.0,
+            1.0,
+            2048,
+            0.70,
+            0.40,
+            0.20,
+            10e-6,
+            2.0e-3,
+            MOE_FIXED_S_PER_LAYER_VLLM,
+            "tensor",
+        ),
     }
 )
 
-# Unified-memory machines: macOS lets the GPU wire about 75 % of RAM by default
-# (recommendedMaxWorkingSetSize); we use the same share for other unified boxes.
-UNIFIED_USABLE_FRACTION = 0.75
+# Runtimes a user may name for inference (pytorch is the training loop).
+INFERENCE_RUNTIMES = ("vllm", "sglang", "trt-llm", "llama.cpp", "ollama", "mlx")
+
+# Unified-memory machines: the share of RAM the GPU may use, by platform.
+# macOS lets the GPU wire about 75 % of RAM by default (recommendedMaxWorkingSetSize; raise it
+# with `sudo sysctl iogpu.wired_limit_mb=...`); DGX Spark (GB10, Linux + CUDA) exposes ~120 GiB
+# of its 128 GiB (stas00/ml-engineering, reference/accelerators.csv); Strix Halo on Linux maps
+# ~108 GB of 128 GB to the GPU through GTT (BIOS/driver allocation; 96 GB dedicated on Windows).
+UNIFIED_USABLE_FRACTION = 0.75  # Apple and unknown unified devices
+UNIFIED_USABLE_BY_PLATFORM: MappingProxyType[str, float] = MappingProxyType(
+    {"apple": 0.75, "gb10": 120 / 128, "strix_halo": 108 / 128, "other": 0.75}
+)
 
 # Unified-memory SoC GPUs (Apple M-series, Strix Halo) reach a smaller share of their nominal
-# bandwidth in decode (llama.cpp on M2 Ultra: ~55-60 % of 800 GB/s) and pay more per kernel
-# launch (Metal command encoding); these replace the runtime's values when worse.
-UNIFIED_BANDWIDTH_EFFICIENCY = 0.60
-UNIFIED_FIXED_S_PER_LAYER = 60e-6
+# bandwidth in decode (llama.cpp on M2 Ultra: ~55-60 % of 800 GB/s); these replace the
+# runtime's values when worse. The per-layer launch cost is Metal's (command encoding) and
+# applies to Apple only; CUDA (GB10) and ROCm (Strix Halo) unified devices launch kernels like
+# discrete cards, and their LPDDR5x reaches ~78-83 % of nominal (Strix Halo ~212 of 256 GB/s
+# measured, reference/accelerators.csv).
+UNIFIED_BANDWIDTH_EFFICIENCY = 0.60  # Apple (Metal)
+UNIFIED_BANDWIDTH_EFFICIENCY_OTHER = 0.75  # CUDA / ROCm unified devices, an estimate
+UNIFIED_FIXED_S_PER_LAYER = 60e-6  # Apple (Metal) only
 
 # Fixed time per decode forward pass of one mixture-of-experts layer, beyond its weight bytes:
 # router GEMM, top-k softmax, token sort/align, permute (dispatch) and weighted combine, two
 # grouped-GEMM launches whose expert tiles run near-empty at small batch. These are short
-# kernels that do not overlap with the bandwidth-bound GEMMs. Hand-set from the calibration
-# rows (gpt-oss-120b on one A100, vLLM: 11.1 ms per token measured vs 3.4 ms of weight reads
-# over 36 MoE layers); see docs/engine.md section 7.
-MOE_FIXED_S_PER_LAYER = 200e-6
+# kernels that do not overlap with the bandwidth-bound GEMMs. Per runtime: see
+# RuntimeProfile.moe_fixed_s_per_layer and docs/engine.md section 7.
+MOE_FIXED_S_PER_LAYER = MOE_FIXED_S_PER_LAYER_VLLM
 
 # Fixed time per decode forward pass of one multi-head-latent-attention layer (DeepSeek-V3,
 # Kimi K2), beyond its bytes: absorbed MLA runs q_a/q_b/kv_a projections, two extra norms,
@@ -113,6 +215,13 @@ MFU_DEFAULT = 0.40
 MFU_LORA = 0.30
 MFU_QLORA = 0.20
 
+# FP8 training step speed-up over bf16 (NVIDIA Transformer Engine and torchao float8 report
+# 1.3-1.5x end to end on H100 for large dense models); the midpoint, an estimate.
+FP8_TRAINING_SPEEDUP = 1.4
+
+# Share of the backward pass gradient communication can hide under (PyTorch DDP / FSDP
+# bucketed all-reduce overlaps with the remaining backward; the last buckets cannot).
+OVERLAPPED_SHARE_OF_BACKWARD = 0.8
 
 # Device classes the efficiency constants are fitted for (benchmarks/calibrate.py): the memory
 # system decides achieved bandwidth and, with the card's market segment, achieved compute.
@@ -153,11 +262,14 @@ CALIBRATION: MappingProxyType[tuple[str, str], Efficiency] = MappingProxyType(
 
 
 def hand_set_efficiency(rt: RuntimeProfile, device: str) -> Efficiency:
-    """The runtime profile's values, with the unified-SoC bandwidth cap and launch cost."""
+    """The runtime profile's values, with the unified-SoC bandwidth caps and Metal's launch
+    cost (Apple only: CUDA / ROCm unified devices launch kernels like discrete cards)."""
     bandwidth, fixed = rt.bandwidth_efficiency, rt.fixed_s_per_layer
-    if device in ("Apple unified", "CUDA/ROCm unified"):
+    if device == "Apple unified":
         bandwidth = min(bandwidth, UNIFIED_BANDWIDTH_EFFICIENCY)
         fixed = max(fixed, UNIFIED_FIXED_S_PER_LAYER)
+    elif device == "CUDA/ROCm unified":
+        bandwidth = min(bandwidth, UNIFIED_BANDWIDTH_EFFICIENCY_OTHER)
     return Efficiency(bandwidth, rt.compute_efficiency, rt.decode_compute_efficiency, fixed)
 
 

@@ -177,13 +177,16 @@ class Workload:
     prompt_tokens: int = 2048  # prompt length for prefill / time to first token
     batch: int = 1  # concurrent sequences (inference) / sequences per step per replica (training)
     parallelism: str = "auto"  # auto | tensor | pipeline
-    runtime: str = "vllm"  # vllm | sglang | trt-llm | llama.cpp | ollama | mlx | pytorch
+    # vllm | sglang | trt-llm | llama.cpp | ollama | mlx; None = from the inputs (see
+    # prep.resolve_runtime: GGUF or Apple -> llama.cpp, else vLLM; training -> pytorch).
+    runtime: str | None = None
     tensor_parallel: int | None = None  # explicit override of the plan
     pipeline_parallel: int | None = None
     memory_utilization: float | None = None  # usable share of each accelerator's memory
     # Training / fine-tuning.
     zero_stage: int = 0  # 0..3 (3 = FSDP full sharding)
-    activation_recomputation: bool = False
+    # None = the mode's standard recipe: on for LoRA/QLoRA, off for full training.
+    activation_recomputation: bool | None = None
     flash_attention: bool = True  # drops the 5as/h attention-score term of Korthikanti et al.
     training_tokens: int = 0
     lora_rank: int = 16

@@ -3,22 +3,16 @@
 from __future__ import annotations
 
 import math
-from functools import lru_cache
 
-from . import runtime
 from .plan import Prepared, kv_share, kv_tokens_weighted
-from .prep import link_for, peak_flops
+from .prep import efficiency, link_for, peak_flops
 from .results import Throughput
 from .runtime import (
     LINK_DEFAULT_GBS,
     LINK_EFFICIENCY,
     LINK_LATENCY_US,
-    MLA_FIXED_S_PER_LAYER,
-    MOE_FIXED_S_PER_LAYER,
-    Efficiency,
-    RuntimeProfile,
 )
-from .specs import AcceleratorSpec, BuildSpec, ModelSpec, Workload
+from .specs import BuildSpec, ModelSpec, Workload
 
 ACTIVATION_BYTES = 2.0  # hidden states cross links in 16-bit
 
@@ -28,39 +22,6 @@ def distinct_experts(n_experts: int, top_k: int, tokens: float) -> float:
     if n_experts <= 0:
         return 0.0
     return n_experts * (1.0 - (1.0 - top_k / n_experts) ** tokens)
-
-
-@lru_cache(maxsize=256)
-def accelerator_class(acc: AcceleratorSpec) -> str:
-    """The device class whose fitted constants apply to this accelerator."""
-    return runtime.device_class(
-        memory_kind=acc.memory_kind, vendor=acc.vendor, memory_type=acc.memory_type
-    )
-
-
-def efficiency(rt: RuntimeProfile, build: BuildSpec) -> Efficiency:
-    """Achieved shares of peak bandwidth and compute for this runtime on this build's device
-    class (fitted where the measurements allow, see runtime.efficiency)."""
-    return runtime.efficiency(rt, accelerator_class(build.accelerator))
-
-
-def bandwidth_efficiency(rt: RuntimeProfile, build: BuildSpec) -> float:
-    """Achieved share of nominal memory bandwidth (unified SoCs reach less)."""
-    return efficiency(rt, build).bandwidth
-
-
-def fixed_per_layer(rt: RuntimeProfile, build: BuildSpec) -> float:
-    """Fixed seconds per layer per forward pass (kernel launches, syncs)."""
-    return efficiency(rt, build).fixed_s_per_layer
-
-
-def fixed_per_pass(rt: RuntimeProfile, build: BuildSpec, model: ModelSpec) -> float:
-    """Fixed seconds of one forward pass over all layers: launches, MoE routing, MLA kernels."""
-    fixed = fixed_per_layer(rt, build) * model.num_hidden_layers
-    fixed += MOE_FIXED_S_PER_LAYER * model.moe_layers
-    if model.kv_lora_rank:
-        fixed += MLA_FIXED_S_PER_LAYER * model.num_hidden_layers
-    return fixed
 
 
 def _hop(build: BuildSpec, tp: int, pp: int) -> tuple[float, float]:
@@ -106,7 +67,7 @@ class DecodeModel:
         acc = build.accelerator
         rt = p.runtime
         self.tp, self.pp = tp, pp
-        self.bw = acc.memory_bandwidth_gbs * 1e9 * bandwidth_efficiency(rt, build) * tp
+        self.bw = acc.memory_bandwidth_gbs * 1e9 * p.bandwidth_efficiency * tp
         peak, _ = peak_flops(build, p.precision.compute)
         self.flops = peak * efficiency(rt, build).decode_compute * tp
         # Bytes read per step: non-expert weights and the output projection always; routed
@@ -141,7 +102,7 @@ class DecodeModel:
             )
         else:
             self.comm_fixed = self.comm_per_token = 0.0
-        self.fixed = rt.fixed_s_per_step + fixed_per_pass(rt, build, model)
+        self.fixed = rt.fixed_s_per_step + p.fixed_pass_s
         if pp > 1:
             hop_bw, hop_lat = _hop(build, tp, pp)
             self.hop_fixed = (pp - 1) * hop_lat
@@ -203,17 +164,19 @@ def prefill(
     if p.windowed_layers:
         c = min(n, w)
         causal += p.windowed_layers * (n * c - c * c / 2.0)
-    flops = 2.0 * model.params_active_matmul * n + attn * causal
-    compute_s = flops / (peak * efficiency(rt, build).prefill_compute * tp)
+    # Weight matmuls run at the precision's rate; attention (QK^T, PV) at the bf16 rate unless
+    # the KV cache, and with it FP8 attention, is chosen (vLLM/FlashAttention-3 FP8 path).
+    attn_peak = peak if p.kv_precision == "fp8" else peak_flops(build, "fp16")[0]
+    compute_s = (2.0 * model.params_active_matmul * n / peak + attn * causal / attn_peak) / (
+        efficiency(rt, build).prefill_compute * tp
+    )
     # Every weight is read at least once (all experts once the prompt is long enough).
     used = distinct_experts(model.n_routed_experts, model.num_experts_per_tok, n)
     weight_bytes = p.nonexpert_body_bytes + p.head_bytes + model.moe_layers * used * p.expert_bytes
-    memory_s = weight_bytes / (
-        acc.memory_bandwidth_gbs * 1e9 * bandwidth_efficiency(rt, build) * tp
-    )
+    memory_s = weight_bytes / (acc.memory_bandwidth_gbs * 1e9 * p.bandwidth_efficiency * tp)
     chunks = max(1, -(-n // rt.prefill_chunk_tokens))
     layers = model.num_hidden_layers
-    total = max(compute_s, memory_s * chunks) + chunks * fixed_per_pass(rt, build, model)
+    total = max(compute_s, memory_s * chunks) + chunks * p.fixed_pass_s
     if tp > 1:
         bw, lat, _ = link_for(build, tp)
         total += (
@@ -238,6 +201,16 @@ def prefill(
     return total + rt.fixed_s_per_step
 
 
+def bottleneck_name(mem: float, comp: float, comm: float, fixed: float) -> str:
+    """The largest part of a decode step: fixed per-layer/per-step costs are "overheads"."""
+    roofline = max(mem, comp)
+    if fixed > roofline and fixed > comm:
+        return "overheads"
+    if comm > roofline:
+        return "interconnect"
+    return "compute" if comp > mem else "memory bandwidth"
+
+
 def throughput(
     p: Prepared,
     model: ModelSpec,
@@ -246,19 +219,23 @@ def throughput(
     tp: int,
     pp: int,
     dp: int,
+    dm: DecodeModel | None = None,
+    step_parts: tuple[float, float, float, float, float] | None = None,
 ) -> Throughput:
-    """Decode and prefill figures for a split that fits."""
-    dm = DecodeModel(p, model, build, workload, tp, pp)
+    """Decode and prefill figures for a split that fits.
+
+    The aggregate counts only replicas that hold sequences: every one of the batch's
+    sequences gets the per-sequence rate, so aggregate = per-sequence x batch (at batch 1 the
+    idle replicas add nothing). `dm` and `step_parts` (its step at the per-replica batch)
+    reuse what the plan search already computed.
+    """
+    if dm is None:
+        dm = DecodeModel(p, model, build, workload, tp, pp)
     batch_r = -(-workload.batch // dp)
-    step, mem, comp, comm, fixed = dm.step(batch_r)
+    step, mem, comp, comm, fixed = step_parts or dm.step(batch_r)
     per_seq = 1.0 / step
-    aggregate = per_seq * batch_r * dp
-    if comm > max(mem, comp):
-        bottleneck = "interconnect"
-    elif comp > mem:
-        bottleneck = "compute"
-    else:
-        bottleneck = "memory bandwidth"
+    aggregate = per_seq * workload.batch
+    bottleneck = bottleneck_name(mem, comp, comm, fixed)
     ttft = prefill(p, model, build, workload, tp, pp)
     return Throughput(
         decode_tokens_per_s=per_seq,

@@ -6,6 +6,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from app.schemas.build import BuildListItem
+from app.schemas.estimate import RUNTIME_DESCRIPTION, Parallelism, RuntimeName
 from app.schemas.listing import (
     DEFAULT_CONTEXT_TOKENS,
     DEFAULT_PRECISION,
@@ -45,6 +46,8 @@ class CompareQuery(BaseModel):
     precision: PrecisionName = DEFAULT_PRECISION
     context_tokens: int = Field(default=DEFAULT_CONTEXT_TOKENS, ge=1, le=MAX_CONTEXT_TOKENS)
     batch: int = Field(default=1, ge=1, le=MAX_BATCH)
+    runtime: RuntimeName | None = Field(default=None, description=RUNTIME_DESCRIPTION)
+    parallelism: Parallelism = "auto"
 
     @field_validator("builds")
     @classmethod

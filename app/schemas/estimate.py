@@ -12,6 +12,7 @@ from pydantic import (
 )
 
 from app.engine import KV_BITS, RUNTIMES
+from app.errors import field_errors
 from app.schemas.accelerator import MemoryKind
 from app.schemas.build import InterNodeLinkIn, IntraNodeLinkIn, check_build_shape
 from app.schemas.common import HfConfig, Name, NonNegativeMeasure, PositiveMeasure, StrictModel
@@ -30,6 +31,11 @@ else:  # enums of the engine's names, so OpenAPI lists them and unknown ones are
     KvPrecisionName = Literal[tuple(KV_BITS)]
     RuntimeName = Literal[tuple(RUNTIMES)]
 Mode = Literal["inference", "training", "lora", "qlora"]
+Parallelism = Literal["auto", "tensor", "pipeline"]
+RUNTIME_DESCRIPTION = (
+    "inference runtime; null = from the inputs: GGUF precisions and Apple builds -> llama.cpp, "
+    "otherwise vLLM (answers say which runtime ran)"
+)
 DEFAULT_PROMPT_TOKENS = 2048
 MAX_BATCH_REQUESTS = 100
 # Inline builds are bounded so one request cannot ask the engine to plan a million-GPU split.
@@ -69,9 +75,16 @@ class WorkloadIn(StrictModel):
     batch: int = Field(
         strict=True, default=1, ge=1, le=MAX_BATCH, description="concurrent sequences"
     )
-    parallelism: Literal["auto", "tensor", "pipeline"] = "auto"
-    runtime: RuntimeName = "vllm"
-    tensor_parallel: int | None = Field(strict=True, default=None, ge=1, le=1024)
+    parallelism: Parallelism = "auto"
+    runtime: RuntimeName | None = Field(default=None, description=RUNTIME_DESCRIPTION)
+    tensor_parallel: int | None = Field(
+        strict=True,
+        default=None,
+        ge=1,
+        le=1024,
+        description="explicit tensor-parallel size; one the runtime would refuse (not dividing "
+        "the attention heads, ...) is a 422",
+    )
     pipeline_parallel: int | None = Field(strict=True, default=None, ge=1, le=1024)
     memory_utilization: float | None = Field(
         strict=True,
@@ -83,7 +96,12 @@ class WorkloadIn(StrictModel):
     zero_stage: int = Field(
         strict=True, default=0, ge=0, le=3, description="training: ZeRO/FSDP stage"
     )
-    activation_recomputation: bool = Field(default=False, strict=True)
+    activation_recomputation: bool | None = Field(
+        default=None,
+        strict=True,
+        description="training: null = the mode's standard recipe (on for LoRA/QLoRA, off for "
+        "full training)",
+    )
     training_tokens: int = Field(strict=True, default=0, ge=0, le=10**15)
     lora_rank: int = Field(strict=True, default=16, ge=1, le=65_536)
     model_flops_utilization: float | None = Field(strict=True, default=None, gt=0, le=1)
@@ -247,8 +265,8 @@ class EstimateRequest(StrictModel):
 def validation_locations(exc: ValidationError) -> list[tuple[str, str]]:
     """(dotted path, message) pairs of a ValidationError."""
     return [
-        (".".join(str(p) for p in err["loc"]) or "(body)", err["msg"])
-        for err in exc.errors(include_url=False)
+        (e.field, e.message)
+        for e in field_errors(exc.errors(include_url=False), fallback="(body)")
     ]
 
 
@@ -280,7 +298,11 @@ class ModelSubjectOut(SubjectOut):
 
 
 class MemoryOut(BaseModel):
-    """Memory needed versus available, GB (1e9 bytes); components are for one model replica."""
+    """Memory needed versus available, GB (1e9 bytes; vendor capacities are GiB, converted).
+
+    `total_gb` is the one "memory needed" figure (one model replica, all its accelerators);
+    `rule_of_thumb_gb` is the figure people quote; `spare_gb` is usable memory no running
+    replica uses."""
 
     total_gb: float
     per_accelerator_gb: float
@@ -308,6 +330,24 @@ class PlanOut(BaseModel):
     accelerators_used: int
     layers_per_stage: int
     description: str
+    runtime: str = Field(description="the runtime the plan is for")
+    objective: str = Field(description="what the automatic plan choice optimised")
+    launch_command: str = Field(description="how to run this plan with the runtime")
+    replicas_active: int = Field(description="replicas holding sequences")
+    nodes_used: int
+    node_usage: str = Field(description="single node | replicas per node | spread over nodes")
+    plans_evaluated: int = Field(description="candidate splits the search evaluated")
+
+
+class FailoverOut(BaseModel):
+    """The model after losing part of the build (estimated)."""
+
+    lost: str = Field(description="one accelerator | one node")
+    accelerators_left: int
+    fits: bool
+    decode_tokens_per_s: float | None
+    aggregate_decode_tokens_per_s: float | None
+    plan: str
 
 
 class ThroughputOut(BaseModel):
@@ -318,7 +358,8 @@ class ThroughputOut(BaseModel):
     prefill_tokens_per_s: float | None
     time_to_first_token_s: float | None
     bottleneck: str | None = Field(
-        description="memory bandwidth | compute | interconnect | capacity"
+        description="memory bandwidth | compute | interconnect | overheads (fixed per-layer / "
+        "per-step costs) | capacity"
     )
     decode_step_s: float | None
     decode_memory_s: float | None
@@ -343,6 +384,9 @@ class CostOut(BaseModel):
     electricity_usd_per_kwh: float
     pue: float
     utilization: float
+    billed_tokens_per_s: float | None = Field(
+        description="generated tokens/s the per-token figures divide by (prefill included)"
+    )
 
 
 class TrainingOut(BaseModel):
@@ -354,6 +398,10 @@ class TrainingOut(BaseModel):
     model_flops_utilization: float
     flops_per_token: float
     trainable_params: int
+    communication_s_per_step: float = Field(
+        description="gradient all-reduce / ZeRO-3 gather time not hidden under backward"
+    )
+    recomputation: bool
 
 
 class FindingOut(BaseModel):
@@ -394,6 +442,10 @@ class EstimateOut(BaseModel):
     max_batch_that_fits: int | None
     findings: list[FindingOut]
     assumptions: list[str]
+    failover: list[FailoverOut] = Field(
+        description="fit and speed after losing one accelerator / one node (N-1); beside the "
+        "catalog's failover text"
+    )
     estimated: bool = Field(
         description="always true: these are model estimates, not measurements (docs/engine.md)"
     )

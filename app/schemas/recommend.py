@@ -5,6 +5,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.schemas.build import BuildListItem
+from app.schemas.estimate import RUNTIME_DESCRIPTION, Parallelism, RuntimeName
 from app.schemas.listing import (
     DEFAULT_CONTEXT_TOKENS,
     DEFAULT_PRECISION,
@@ -33,6 +34,8 @@ class RecommendQuery(BaseModel):
     precision: PrecisionName = DEFAULT_PRECISION
     context_tokens: int = Field(default=DEFAULT_CONTEXT_TOKENS, ge=1, le=MAX_CONTEXT_TOKENS)
     batch: int = Field(default=1, ge=1, le=MAX_BATCH, description="concurrent sequences")
+    runtime: RuntimeName | None = Field(default=None, description=RUNTIME_DESCRIPTION)
+    parallelism: Parallelism = "auto"
     min_decode_tokens_per_s: float | None = Field(
         default=None, ge=0, le=1e9, allow_inf_nan=False, description="per sequence"
     )
@@ -57,6 +60,9 @@ class FiguresOut(BaseModel):
     rule_of_thumb_gb: float
     plan: str
     max_context_tokens_that_fit: int | None
+    runtime: str = Field(description="the runtime the figures are for")
+    launch_command: str = Field(description="how to run the plan with that runtime")
+    objective: str = Field(description="what the automatic plan choice optimised")
 
 
 class RecommendItem(FiguresOut):

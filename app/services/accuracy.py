@@ -34,6 +34,7 @@ from app.engine import (
     ModelSpec,
     Workload,
 )
+from app.engine.prep import accelerator_class, resolve_runtime
 from app.engine.runtime import DEVICE_CLASSES, device_class
 from app.errors import DomainError
 from app.models import METRIC_UNITS
@@ -743,15 +744,12 @@ def accuracy_notes_for_estimate(snap: Snapshot, request: EstimateRequest) -> lis
     """What the measurements say of an estimate request's figures: one sentence per metric
     measured for its runtime on its accelerator's device class."""
     if isinstance(request.build, str):
-        accelerator = find_build(snap, request.build, field="build").spec.accelerator
+        build = find_build(snap, request.build, field="build").spec
     else:
-        accelerator = inline_build_spec(snap, request.build).accelerator
-    kind = device_class(
-        memory_kind=accelerator.memory_kind,
-        vendor=accelerator.vendor,
-        memory_type=accelerator.memory_type,
-    )
-    runtime = request.workload.runtime
+        build = inline_build_spec(snap, request.build)
+    kind = accelerator_class(build.accelerator)
+    # The runtime the engine ran (the request may leave it to the inputs).
+    runtime = resolve_runtime(build, workload_spec(request.workload))
     notes = []
     for metric in SPEED_METRICS:
         note = group_note(snap, metric=metric, runtime=runtime, device_class=kind)

@@ -7,9 +7,12 @@ Contract (callers: the JSON API and the /compare page):
   memory_pooling, run_model ("Run a N GB model?": the engine's verdict per build, N the rule-of-
   thumb size of the chosen model at the precision, or of deepseek-v3 -- the tier-line story --
   when no model is given; the largest catalog model when deepseek-v3 is absent), failover,
+  failover_computed (fit and speed after losing one accelerator / one node, for that model),
   scheduling, power_w, total_memory_gb, pooled_memory_gb, price_usd; with a model given also
-  fits, memory_per_accelerator_gb, plan, decode_tokens_per_s, aggregate_decode_tokens_per_s,
-  time_to_first_token_s, bottleneck, usd_per_million_tokens, max_context_tokens_that_fit.
+  fits, memory_per_accelerator_gb, memory_needed_gb, runtime, plan, launch_command,
+  decode_tokens_per_s, aggregate_decode_tokens_per_s, time_to_first_token_s, bottleneck,
+  usd_per_million_tokens, max_context_tokens_that_fit. `runtime` (None = each build's
+  default) and `parallelism` come from the query.
   Each row has raw `values`, human `display` strings and `same` (all values equal).
 """
 
@@ -18,11 +21,16 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from app.engine import CostAssumptions, Estimate
+from app.engine import CostAssumptions, Estimate, Workload
 from app.schemas.compare import STORY_MODEL, CompareQuery
 from app.services.builds import INTER_LINK_LABELS, INTRA_LINK_LABELS, BuildRow, find_build
 from app.services.cache import Snapshot, snapshot
-from app.services.estimates import catalog_estimate, simple_workload, workload_out
+from app.services.estimates import (
+    catalog_estimate,
+    failover_cases,
+    simple_workload,
+    workload_out,
+)
 from app.services.models import ModelRow, find_model, model_rows
 
 DASH = "—"
@@ -135,7 +143,11 @@ def _compare(
 ) -> dict[str, Any]:
     items = [b.item for b in builds]
     workload = simple_workload(
-        precision=query.precision, context_tokens=query.context_tokens, batch=query.batch
+        precision=query.precision,
+        context_tokens=query.context_tokens,
+        batch=query.batch,
+        runtime=query.runtime,
+        parallelism=query.parallelism,
     )
     rows = [
         _row("connection", "Connection", [connection_text(b) for b in builds], _text),
@@ -191,6 +203,17 @@ def _compare(
         }
     rows += [
         _row("failover", "Failover", [b.failover for b in builds], _text),
+    ]
+    if model is not None:
+        rows.append(
+            _row(
+                "failover_computed",
+                f"After losing one accelerator / one node ({model.name}, estimate)",
+                [_failover_text(b, model, workload, costs) for b in builds],
+                _text,
+            )
+        )
+    rows += [
         _row("scheduling", "Scheduling", [b.scheduling for b in builds], _text),
         _row("power_w", "Power", [i["power_w"] for i in items], lambda v: number(v, "W"), "W"),
         _row(
@@ -219,6 +242,20 @@ def _compare(
     }
 
 
+def _failover_text(
+    build: BuildRow, model: ModelRow, workload: Workload, costs: CostAssumptions
+) -> str:
+    parts = []
+    for case in failover_cases(build.spec, model.spec, workload, costs):
+        if case["fits"] and case["decode_tokens_per_s"] is not None:
+            parts.append(f"{case['lost']}: fits, {case['decode_tokens_per_s']:,.1f} tokens/s")
+        elif case["accelerators_left"] == 0:
+            parts.append(f"{case['lost']}: nothing left to run on")
+        else:
+            parts.append(f"{case['lost']}: does not fit")
+    return "; ".join(parts)
+
+
 def _model_rows(
     model: ModelRow, estimates: list[Estimate], query: CompareQuery
 ) -> list[dict[str, Any]]:
@@ -242,7 +279,21 @@ def _model_rows(
             gb,
             "GB",
         ),
+        _row(
+            "memory_needed_gb",
+            "Memory needed (estimate)",
+            [e.memory.total_gb for e in estimates],
+            gb,
+            "GB",
+        ),
+        _row("runtime", "Runtime", [e.runtime for e in estimates], _text),
         _row("plan", "Parallel plan", [e.plan.description for e in estimates], _text),
+        _row(
+            "launch_command",
+            "Launch command",
+            [e.plan.launch_command for e in estimates],
+            _text,
+        ),
         _row(
             "decode_tokens_per_s",
             "Decode speed per sequence (estimate)",

@@ -9,18 +9,28 @@ Contract (callers: the JSON API, the HTML calculator, compare/recommend/tiers se
   NotFound naming `build` / `model`; engine input errors raise InvalidInput naming the field
   (`build.*`, `model.config.*`, `workload.*`).
 - `run_batch(session, *, requests, costs) -> dict`: `BatchOut` shape; each entry is the answer
-  or the problem that stopped it (one bad entry does not fail the others).
+  or the problem that stopped it (one bad entry does not fail the others). The request has a
+  cost budget (`REQUEST_PLAN_BUDGET` candidate plans, failover searches included); beyond it
+  the whole request is a 413 (ContentTooLarge) and nothing is answered.
+- Every answer carries the runtime the engine used (`workload.runtime`, `plan.runtime`), the
+  plan's `launch_command` (catalog models named by their Hugging Face repository, from the
+  model's source URL: `model_ref`) and `failover` (`failover_cases`: fit and speed after
+  losing one accelerator / one node).
 - `catalog_estimate(snap, *, build, model, workload, costs) -> Estimate`: memoised engine run
   for catalog rows, keyed by the spec values (so it survives catalog versions that leave the
   build and model unchanged); `estimate_answer(...)` serialises any Estimate.
-- `builds_fitting_model(snap, *, model_slug, precision, context_tokens, field)`: slugs of the
-  builds on which the model fits (batch 1), memoised per catalog version.
-- `model_fits_for_build(session, *, slug, precision, context_tokens, batch, costs)`: every
-  catalog model on one build, in the recommend-item shape (the build page's "what it runs").
+- `builds_fitting_model(snap, *, model_slug, precision, context_tokens, field, runtime=None,
+  parallelism="auto")`: slugs of the builds on which the model fits (batch 1), memoised per
+  catalog version; runtime None = each build's default (GGUF or Apple: llama.cpp, else vLLM).
+- `model_fits_for_build(session, *, slug, precision, context_tokens, batch, costs,
+  runtime=None, parallelism="auto")`: every catalog model on one build, in the recommend-item
+  shape (the build page's "what it runs").
 """
 
+import json
 import math
-from dataclasses import asdict
+import re
+from dataclasses import asdict, fields
 from typing import Any
 
 from pydantic import ValidationError
@@ -39,9 +49,10 @@ from app.engine import (
     Workload,
     derive_tier,
     estimate,
+    failover,
     model_spec_from_hf_config,
 )
-from app.errors import DomainError, FieldError, InvalidInput
+from app.errors import ContentTooLarge, DomainError, FieldError, InvalidInput, field_errors, summary
 from app.metrics import count_engine_evaluations
 from app.schemas.estimate import (
     DEFAULT_PROMPT_TOKENS,
@@ -121,10 +132,26 @@ def workload_spec(workload: WorkloadIn) -> Workload:
     )
 
 
-def simple_workload(*, precision: str, context_tokens: int, batch: int = 1) -> Workload:
-    """An inference workload at a precision, context and batch (prompt = min(2048, context))."""
+def simple_workload(
+    *,
+    precision: str,
+    context_tokens: int,
+    batch: int = 1,
+    runtime: str | None = None,
+    parallelism: str = "auto",
+) -> Workload:
+    """An inference workload at a precision, context, batch, runtime (None = from the inputs)
+    and parallelism (prompt = min(2048, context))."""
     return workload_spec(
-        WorkloadIn(precision=precision, context_tokens=context_tokens, batch=batch)
+        WorkloadIn.model_validate(
+            {
+                "precision": precision,
+                "context_tokens": context_tokens,
+                "batch": batch,
+                "runtime": runtime,
+                "parallelism": parallelism,
+            }
+        )
     )
 
 
@@ -169,14 +196,31 @@ def inline_build_spec(snap: Snapshot, build: InlineBuild) -> BuildSpec:
     )
 
 
+# Parsed pasted configs by value: a batch (or a sweep of requests) usually pastes the same
+# config.json for many builds, and parsing one costs more than its canonical JSON. The key holds
+# every input of model_spec_from_hf_config (the config as canonical JSON, the name and the
+# published counts), so an entry is never stale; a ModelSpec is frozen, so sharing it is safe.
+# ~1 kB per entry: 1,000 entries are ~1 MB per worker. Configs that fail to parse are not kept.
+PARSED_CONFIGS = ValueCache(max_entries=1_000)
+
+
 def inline_model_spec(model: InlineModel) -> ModelSpec:
     """Engine spec of a pasted config.json; unreadable fields raise InvalidInput naming them."""
     try:
-        return model_spec_from_hf_config(
-            model.config,
-            name=model.name,
-            params_total_published=model.params_total,
-            params_active_published=model.params_active,
+        key = (
+            json.dumps(model.config, sort_keys=True, separators=(",", ":")),
+            model.name,
+            model.params_total,
+            model.params_active,
+        )
+        return PARSED_CONFIGS.get(
+            key,
+            lambda: model_spec_from_hf_config(
+                model.config,
+                name=model.name,
+                params_total_published=model.params_total,
+                params_active_published=model.params_active,
+            ),
         )
     except EngineInputError as exc:
         raise _engine_error(exc, prefix="model.config") from None
@@ -202,13 +246,29 @@ def _engine_error(exc: EngineInputError, *, prefix: str | None = None) -> Invali
     return InvalidInput(f"{field}: {exc.reason}", errors=[FieldError(field, exc.reason)])
 
 
+_HF_REPO = re.compile(r"^https://huggingface\.co/([\w.-]+/[\w.-]+)")
+
+
+def model_ref(model: ModelRow | None) -> str | None:
+    """The Hugging Face repository id of a catalog model (from its source URL), if any."""
+    if model is None:
+        return None
+    match = _HF_REPO.match(str(model.read.get("source_url") or ""))
+    return match.group(1) if match else None
+
+
 def run_engine(
-    build: BuildSpec, model: ModelSpec, workload: Workload, costs: CostAssumptions
+    build: BuildSpec,
+    model: ModelSpec,
+    workload: Workload,
+    costs: CostAssumptions,
+    *,
+    ref: str | None = None,
 ) -> Estimate:
     """engine.estimate with its input errors turned into 422s naming the request field."""
     count_engine_evaluations()
     try:
-        return estimate(build, model, workload, costs)
+        return estimate(build, model, workload, costs, model_ref=ref)
     except EngineInputError as exc:
         raise _engine_error(exc) from None
     except ArithmeticError:
@@ -236,20 +296,55 @@ def catalog_estimate(
     """Engine run for catalog rows, memoised by value: the engine is a pure function of the
     specs, workload and costs, so a result stays right whatever else the catalog changes."""
     key = (build.spec, model.spec, workload, costs)
-    return ENGINE_RESULTS.get(key, lambda: run_engine(build.spec, model.spec, workload, costs))
+    ref = model_ref(model)
+    return ENGINE_RESULTS.get(
+        key, lambda: run_engine(build.spec, model.spec, workload, costs, ref=ref)
+    )
+
+
+def failover_cases(
+    build: BuildSpec, model: ModelSpec, workload: Workload, costs: CostAssumptions
+) -> list[dict[str, Any]]:
+    """Fit and speed after losing one accelerator / one node, in the FailoverOut shape."""
+    try:
+        cases = failover(build, model, workload, costs)
+    except (EngineInputError, ArithmeticError):
+        return []
+    return [_clean(c) for c in cases]
 
 
 # ---- serialising -----------------------------------------------------------------------------
 
 
-def _finite(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
+# Field names per engine result class, in declaration order (a handful of classes).
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
 
 
-def _clean(values: dict[str, Any]) -> dict[str, Any]:
-    return {k: _finite(v) for k, v in values.items()}
+def _field_names(cls: type) -> tuple[str, ...]:
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        names = _FIELD_NAMES[cls] = tuple(f.name for f in fields(cls))
+    return names
+
+
+def _flat(result: Any) -> dict[str, Any]:
+    """A flat engine result (scalar fields only) as a dict, like dataclasses.asdict without
+    its recursive deepcopy: the values are numbers and strings, so copying them buys nothing
+    and cost a third of a batch request's time."""
+    return {name: getattr(result, name) for name in _field_names(type(result))}
+
+
+def _null_non_finite(values: dict[str, Any]) -> dict[str, Any]:
+    """NaN and infinities as null (JSON has neither), in place; returns `values`."""
+    for name, value in values.items():
+        if isinstance(value, float) and not math.isfinite(value):
+            values[name] = None
+    return values
+
+
+def _clean(result: Any) -> dict[str, Any]:
+    """A flat engine result as a JSON-ready dict."""
+    return _null_non_finite(_flat(result))
 
 
 _NULL_THROUGHPUT = dict.fromkeys(
@@ -292,8 +387,8 @@ def model_subject(spec: ModelSpec, *, slug: str | None) -> dict[str, Any]:
     }
 
 
-def workload_out(workload: Workload) -> dict[str, Any]:
-    """The `workload` part of an answer."""
+def workload_out(workload: Workload, runtime: str | None = None) -> dict[str, Any]:
+    """The `workload` part of an answer (`runtime`: the one the engine used)."""
     return {
         "mode": workload.mode,
         "precision": workload.precision,
@@ -302,17 +397,22 @@ def workload_out(workload: Workload) -> dict[str, Any]:
         "prompt_tokens": workload.prompt_tokens,
         "batch": workload.batch,
         "parallelism": workload.parallelism,
-        "runtime": workload.runtime,
+        "runtime": runtime or workload.runtime or "auto",
     }
 
 
 def estimate_answer(
-    est: Estimate, *, build: dict[str, Any], model: dict[str, Any], workload: Workload
+    est: Estimate,
+    *,
+    build: dict[str, Any],
+    model: dict[str, Any],
+    workload: Workload,
+    failover: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """An engine Estimate in the API's answer shape (EstimateOut)."""
     if est.throughput is not None:
         t = est.throughput
-        throughput = _clean(
+        throughput = _null_non_finite(
             {
                 "decode_tokens_per_s": t.decode_tokens_per_s,
                 "aggregate_decode_tokens_per_s": t.aggregate_decode_tokens_per_s,
@@ -332,19 +432,20 @@ def estimate_answer(
     return {
         "build": build,
         "model": model,
-        "workload": workload_out(workload),
+        "workload": workload_out(workload, est.runtime),
         "fits": est.fits,
         "verdict": est.verdict,
         "tier": est.tier,
-        "memory": _clean(asdict(est.memory)),
-        "plan": asdict(est.plan),
+        "memory": _clean(est.memory),
+        "plan": _flat(est.plan),
         "throughput": throughput,
-        "cost": _clean(asdict(est.cost)),
-        "training": _clean(asdict(est.training)) if est.training is not None else None,
+        "cost": _clean(est.cost),
+        "training": _clean(est.training) if est.training is not None else None,
         "max_context_tokens_that_fit": est.max_context_tokens_that_fit,
         "max_batch_that_fits": est.max_batch_that_fits,
         "findings": [{"severity": f.severity, "message": f.message} for f in est.findings],
         "assumptions": list(est.assumptions),
+        "failover": failover or [],
         "estimated": True,
     }
 
@@ -382,10 +483,17 @@ def _estimate_at(
                 build=build,
                 model=model,
                 workload=workload,
+                failover=failover_cases(row_b.spec, row_m.spec, workload, costs),
             ),
         )
-    est = run_engine(build_spec_, model_spec_, workload, costs)
-    return estimate_answer(est, build=build, model=model, workload=workload)
+    est = run_engine(build_spec_, model_spec_, workload, costs, ref=model_ref(model_row))
+    return estimate_answer(
+        est,
+        build=build,
+        model=model,
+        workload=workload,
+        failover=failover_cases(build_spec_, model_spec_, workload, costs),
+    )
 
 
 def run_estimate(
@@ -403,15 +511,39 @@ def _request_costs(costs: CostAssumptions, request: EstimateRequest) -> CostAssu
     return CostAssumptions(**values)
 
 
+# Cost budget of one request, in candidate plans the engine evaluates (each ~3 µs). The plan
+# search is bounded per estimate (<= 8 tensor-parallel sizes x ~2 sqrt(layers) stage counts,
+# whatever the accelerator count), so a full batch of 100 stays well inside it; the budget is
+# the backstop that turns a costlier request into a 413 instead of minutes of CPU.
+REQUEST_PLAN_BUDGET = 100_000
+
+
+def plans_in(answer: dict[str, Any]) -> int:
+    """Candidate plans an answer cost: its own search and its failover searches."""
+    return int(answer["plan"]["plans_evaluated"]) * (1 + len(answer.get("failover") or []))
+
+
 def run_batch(
     session: Session, *, requests: list[EstimateRequest], costs: CostAssumptions
 ) -> dict[str, Any]:
-    """Several engine runs (BatchOut shape); a failing entry carries its problem instead."""
+    """Several engine runs (BatchOut shape); a failing entry carries its problem instead.
+
+    Raises ContentTooLarge (413) when the entries together exceed REQUEST_PLAN_BUDGET."""
     snap = snapshot(session)
     results = []
+    spent = 0
     for index, request in enumerate(requests):
         try:
             answer = _estimate_at(snap, request, _request_costs(costs, request))
+            spent += plans_in(answer)
+            if spent > REQUEST_PLAN_BUDGET:
+                raise ContentTooLarge(
+                    f"the batch needs more than {REQUEST_PLAN_BUDGET:,} candidate plans "
+                    f"(entry {index} crossed it); send fewer or smaller entries",
+                    errors=[FieldError(str(index), "exceeds the request's plan budget")],
+                )
+        except ContentTooLarge:
+            raise
         except DomainError as exc:
             problem = exc.problem()
             for err in problem.get("errors", []):
@@ -428,20 +560,28 @@ def parse_estimate_request(raw: Any) -> EstimateRequest:
         # Form values are text: parse numbers from it (the JSON API takes them strictly).
         return EstimateRequest.model_validate(raw, strict=False, context={FORM_TEXT: True})
     except ValidationError as exc:
-        errors = [
-            FieldError(".".join(str(p) for p in e["loc"]) or "(request)", e["msg"])
-            for e in exc.errors(include_url=False)
-        ]
-        summary = "; ".join(f"{e.field}: {e.message}" for e in errors[:5])
-        raise InvalidInput(summary, errors=errors) from None
+        errors = field_errors(exc.errors(include_url=False))
+        raise InvalidInput(summary(errors), errors=errors) from None
 
 
 def builds_fitting_model(
-    snap: Snapshot, *, model_slug: str, precision: str, context_tokens: int, field: str = "model"
+    snap: Snapshot,
+    *,
+    model_slug: str,
+    precision: str,
+    context_tokens: int,
+    field: str = "model",
+    runtime: str | None = None,
+    parallelism: str = "auto",
 ) -> frozenset[str]:
     """Slugs of the catalog builds on which the model fits (batch 1), per catalog version."""
     model = find_model(snap, model_slug, field=field)
-    workload = simple_workload(precision=precision, context_tokens=context_tokens)
+    workload = simple_workload(
+        precision=precision,
+        context_tokens=context_tokens,
+        runtime=runtime,
+        parallelism=parallelism,
+    )
 
     def compute() -> frozenset[str]:
         costs = CostAssumptions()  # fit does not depend on costs
@@ -462,13 +602,21 @@ def model_fits_for_build(
     context_tokens: int,
     batch: int = 1,
     costs: CostAssumptions,
+    runtime: str | None = None,
+    parallelism: str = "auto",
 ) -> list[dict[str, Any]]:
     """Every catalog model on one build: fit, verdict, speed and cost, largest model first."""
     from app.services.recommend import figures
 
     snap = snapshot(session)
     build = find_build(snap, slug)
-    workload = simple_workload(precision=precision, context_tokens=context_tokens, batch=batch)
+    workload = simple_workload(
+        precision=precision,
+        context_tokens=context_tokens,
+        batch=batch,
+        runtime=runtime,
+        parallelism=parallelism,
+    )
     out = []
     for model in sorted(model_rows(snap).values(), key=lambda m: (-m.params_total, m.slug)):
         est = catalog_estimate(snap, build=build, model=model, workload=workload, costs=costs)

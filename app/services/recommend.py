@@ -6,7 +6,9 @@ Contract (callers: the JSON API and the /recommend page):
   query's precision, context and batch, after `min_decode_tokens_per_s` / `max_price_usd`,
   ranked by `sort` (unknown values last, ties by slug). `pareto` marks the cost/speed front over
   the listed items: price_usd (lower is better) against decode_tokens_per_s per sequence (higher
-  is better); builds without a price are never on it.
+  is better); builds without a price are never on it. `runtime` (None = per build from the
+  inputs) and `parallelism` are the engine's; each item says which runtime ran and how to
+  launch it.
 - `figures(est) -> dict`: the `FiguresOut` part for any Estimate (shared by other services).
 """
 
@@ -41,6 +43,9 @@ def figures(est: Estimate) -> dict[str, Any]:
         "rule_of_thumb_gb": est.memory.rule_of_thumb_gb,
         "plan": est.plan.description,
         "max_context_tokens_that_fit": est.max_context_tokens_that_fit,
+        "runtime": est.runtime,
+        "launch_command": est.plan.launch_command,
+        "objective": est.plan.objective,
     }
 
 
@@ -70,7 +75,11 @@ def recommend(session: Session, *, query: RecommendQuery, costs: CostAssumptions
     snap = snapshot(session)
     model = find_model(snap, query.model, field="model")
     workload = simple_workload(
-        precision=query.precision, context_tokens=query.context_tokens, batch=query.batch
+        precision=query.precision,
+        context_tokens=query.context_tokens,
+        batch=query.batch,
+        runtime=query.runtime,
+        parallelism=query.parallelism,
     )
 
     def compute() -> dict[str, Any]:

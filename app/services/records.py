@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session, selectinload
 
 from app.engine import BuildSpec, EngineInputError, derive_tier, model_spec_from_hf_config
 from app.errors import FieldError
+from app.errors import field_errors as errors_from
 from app.models import Accelerator, Build, Measurement, ModelProfile
 from app.schemas.accelerator import AcceleratorIn
 from app.schemas.build import BuildIn, InterNodeLinkIn, IntraNodeLinkIn
@@ -76,12 +77,8 @@ def strip_read_only(raw: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def field_errors(exc: ValidationError) -> list[FieldError]:
-    """Pydantic errors as (dotted field path, reason) pairs."""
-    errors = []
-    for err in exc.errors(include_url=False):
-        loc = ".".join(str(part) for part in err["loc"]) or "(record)"
-        errors.append(FieldError(loc, err["msg"]))
-    return errors
+    """Pydantic errors of a record as (dotted field path, reason) pairs."""
+    return errors_from(exc.errors(include_url=False), fallback="(record)")
 
 
 # ---- ORM → document ------------------------------------------------------------------------

@@ -12,6 +12,7 @@ from app.web import (
     models,
     recommend,
     reference,
+    serving,
 )
 from app.web.errors import render_error_page
 
@@ -23,6 +24,7 @@ ROUTERS: tuple[APIRouter, ...] = tuple(
         builds,
         models,
         estimate,
+        serving,
         compare,
         recommend,
         reference,

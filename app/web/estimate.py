@@ -13,13 +13,14 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from app.config import Settings
 from app.deps import SessionDep, SettingsDep
-from app.engine import KV_BITS, RUNTIMES
+from app.engine import INFERENCE_RUNTIMES, KV_BITS
 from app.errors import DomainError, FieldError, InvalidInput
 from app.models import INTER_NODE_LINK_KINDS, INTRA_NODE_LINK_KINDS, MEMORY_KINDS
 from app.services.accuracy import accuracy_notes_for_estimate
 from app.services.cache import snapshot
 from app.services.charts import SVG_HEADERS, cached_chart, memory_breakdown_svg
 from app.services.estimates import cost_assumptions, parse_estimate_request, run_estimate
+from app.services.hf_hub import fetch_config
 from app.services.pages import filter_options
 from app.web.builds import precision_options
 from app.web.common import Notice, raw_query, render, with_query
@@ -62,6 +63,9 @@ WORKLOAD_FIELDS = (
     "zero_stage",
     "activation_recomputation",
     "lora_rank",
+    "memory_utilization",
+    "tensor_parallel",
+    "pipeline_parallel",
 )
 COST_FIELDS = ("amortization_years", "electricity_usd_per_kwh", "pue", "utilization")
 FORM_FIELDS: dict[str, str] = {
@@ -86,6 +90,8 @@ PARALLELISM = (
     ("tensor", "Tensor parallel"),
     ("pipeline", "Pipeline parallel"),
 )
+# Runtimes a page offers (the training loop, pytorch, is not an inference choice).
+RUNTIME_OPTIONS = tuple((r, r) for r in INFERENCE_RUNTIMES)
 MAX_CONFIG_CHARS = 100_000
 EXAMPLE_QUERY = "/estimate.json?build=2x-dgx-h200-cluster&model=deepseek-v3&precision=fp8"
 
@@ -138,6 +144,8 @@ def request_from_form(raw: dict[str, str]) -> tuple[dict[str, Any] | None, list[
                                                        f"{exc.lineno})"))
                 except ValueError:  # e.g. numbers too long to convert
                     errors.append(FieldError("config", "not valid JSON"))
+                except RecursionError:
+                    errors.append(FieldError("config", "nested too deeply"))
                 else:
                     if isinstance(config, dict):
                         body["model"] = {"name": raw.get("model_name") or "Pasted model",
@@ -148,9 +156,12 @@ def request_from_form(raw: dict[str, str]) -> tuple[dict[str, Any] | None, list[
         body["model"] = raw["model"]
     workload: dict[str, Any] = {f: raw[f] for f in WORKLOAD_FIELDS if f in raw}
     if "activation_recomputation" in workload:
-        workload["activation_recomputation"] = workload["activation_recomputation"] in (
-            "true", "on", "1"
-        )
+        # "default" (or absent) leaves the mode's standard recipe; on/off choose explicitly.
+        choice = workload.pop("activation_recomputation")
+        if choice in ("true", "on", "1"):
+            workload["activation_recomputation"] = True
+        elif choice in ("false", "off", "0"):
+            workload["activation_recomputation"] = False
     body["workload"] = workload
     costs = {f: raw[f] for f in COST_FIELDS if f in raw}
     if costs:
@@ -183,10 +194,38 @@ def _form_notices(errors: list[FieldError]) -> list[Notice]:
     return out
 
 
+# ---- hf_id: a model by its Hugging Face id (issue 15, item 11) -------------------------------
+# Kept apart from the form parsing above: the id is turned into the pasted-config fields, so
+# everything after it treats a fetched config exactly like a pasted one.
+
+
+def with_hub_config(raw: dict[str, str], settings: Settings) -> dict[str, str]:
+    """The query with `hf_id`'s config.json from the Hub in place of a pasted config, when the
+    model comes from a config (or nothing else names one); raises a DomainError on `hf_id`."""
+    hf_id = raw.get("hf_id", "").strip()
+    source = raw.get("model_source")
+    if not hf_id or not (source == "config" or (source is None and "model" not in raw)):
+        return raw
+    if raw.get("config", "").strip():
+        message = "give either a Hugging Face id or a pasted config.json, not both"
+        raise InvalidInput(f"hf_id: {message}", errors=[FieldError("hf_id", message)])
+    fetched = fetch_config(hf_id, settings=settings, field="hf_id")
+    return {
+        **raw,
+        "model_source": "config",
+        "config": json.dumps(fetched.config),
+        "model_name": raw.get("model_name") or fetched.hf_id,
+    }
+
+
 def evaluate(
     session: Any, settings: Settings, raw: dict[str, str]
 ) -> tuple[dict[str, Any] | None, list[Notice], int]:
     """(answer or None, notices, status) for a calculator query."""
+    try:
+        raw = with_hub_config(raw, settings)
+    except DomainError as error:
+        return None, _form_notices(error.errors), error.status_code
     body, errors = request_from_form(raw)
     if body is None and not errors:
         return None, [], 200
@@ -210,7 +249,8 @@ def estimate_page(request: Request, session: SessionDep, settings: SettingsDep) 
     query = request.url.query
     accuracy_notes: list[str] = []
     if answer is not None:
-        body, _ = request_from_form(raw)
+        # The query evaluate() answered (a fetched hf_id config is memoised by the Hub client).
+        body, _ = request_from_form(with_hub_config(raw, settings))
         accuracy_notes = accuracy_notes_for_estimate(
             snapshot(session), parse_estimate_request(body)
         )
@@ -226,7 +266,7 @@ def estimate_page(request: Request, session: SessionDep, settings: SettingsDep) 
             "options": options,
             "precisions": precision_options(),
             "kv_precisions": [(k, k.upper()) for k in KV_BITS],
-            "runtimes": [(r, r) for r in RUNTIMES],
+            "runtimes": RUNTIME_OPTIONS,
             "modes": MODES,
             "parallelism": PARALLELISM,
             "intra_kinds": [(k, link_name(k)) for k in INTRA_NODE_LINK_KINDS],
@@ -282,8 +322,10 @@ def estimate_memory_chart(request: Request, session: SessionDep, settings: Setti
     raw = raw_query(request)
     answer, notices, status = evaluate(session, settings, raw)
     if answer is None:
-        return Response("no estimate for this query", status_code=status if status >= 400 else 422,
-                        media_type="text/plain")
+        # Name what was refused, as the page and its JSON twin do.
+        reasons = "; ".join(n.message for n in notices)
+        return Response(f"no estimate for this query{': ' + reasons if reasons else ''}",
+                        status_code=status if status >= 400 else 422, media_type="text/plain")
     snap = snapshot(session)
     key = ("memory", with_query("", sorted(raw.items())))
     svg = cached_chart(

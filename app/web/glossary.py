@@ -16,6 +16,17 @@ class Term:
 
 TERMS: tuple[Term, ...] = (
     Term(
+        "gb",
+        "GB",
+        "gigabyte, 10⁹ bytes",
+        "Every memory figure tierline shows is in GB = 10⁹ bytes. Memory capacities as vendors "
+        "state them are binary: a \"24 GB\" card holds 24 GiB = 25.77 × 10⁹ bytes, an \"80 GB\" "
+        "H100 80 GiB; the engine converts them to bytes before comparing them with what a "
+        "model needs.",
+        "A model whose weights are 16.06 × 10⁹ bytes fits a \"16 GB\" card (17.18 × 10⁹ "
+        "bytes), which reading the label as 16 × 10⁹ bytes would deny.",
+    ),
+    Term(
         "nvlink",
         "NVLink",
         "NVIDIA's GPU-to-GPU link",

@@ -15,6 +15,7 @@ from app.services.pages import filter_options
 from app.services.recommend import recommend
 from app.web.builds import precision_options
 from app.web.common import Notice, notices_from, parse_query, raw_query, render, with_query
+from app.web.estimate import PARALLELISM, RUNTIME_OPTIONS
 
 router = APIRouter(include_in_schema=False)
 
@@ -68,6 +69,8 @@ def recommend_page(request: Request, session: SessionDep, settings: SettingsDep)
             "raw": raw,
             "options": filter_options(session),
             "precisions": precision_options(),
+            "runtimes": RUNTIME_OPTIONS,
+            "parallelism": PARALLELISM,
             "sorts": SORTS,
             "on_front": on_front,
             "chart_url": with_query("/recommend/chart.svg", state) if answer else None,

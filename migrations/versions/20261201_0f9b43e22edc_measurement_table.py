@@ -1,7 +1,7 @@
 """measurement table: published figures with their sources (issue 12)
 
 Revision ID: 0f9b43e22edc
-Revises: 91f1fa322822
+Revises: be5ac78b44c1
 Create Date: 2026-12-01 07:20:42.773289
 """
 
@@ -12,7 +12,7 @@ from alembic import op
 
 
 revision: str = '0f9b43e22edc'
-down_revision: str | None = '91f1fa322822'
+down_revision: str | None = 'be5ac78b44c1'
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

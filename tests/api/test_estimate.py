@@ -296,3 +296,103 @@ def test_integer_valued_numbers_are_still_numbers(api):
     response = post(api, body)
     assert response.status_code == 200, response.text
     assert response.json()["cost"]["electricity_usd_per_kwh"] == 0
+
+
+def _huge_training_build(i: int) -> dict:
+    return {
+        "name": f"huge {i}",
+        "nodes": 4096,
+        "accelerators_per_node": 16,
+        "accelerator": {
+            "name": "H100",
+            "memory_gb": 80,
+            "memory_bandwidth_gbs": 3350,
+            "fp16_tflops": 989,
+        },
+        "intra_node_link": {"kind": "nvswitch", "bandwidth_gbs": 450},
+        "inter_node_link": {"kind": "infiniband", "bandwidth_gbps": 3200},
+    }
+
+
+def test_worst_case_batch_is_bounded_by_the_plan_search_not_the_accelerator_count(api):
+    # Issue 13 item 3: 100 inline builds of 4,096 nodes x 16 GPUs in training mode used to
+    # search linearly in the accelerator count (44 s). The search now evaluates at most
+    # (tensor-parallel sizes) x (distinct stage counts) plans per estimate.
+    body = [
+        {
+            "build": _huge_training_build(i),
+            "model": "llama-3-1-405b",
+            "workload": {"mode": "training", "zero_stage": i % 4, "context_tokens": 4096},
+        }
+        for i in range(100)
+    ]
+    response = api.post("/api/v1/estimate/batch", json=body)
+    if response.status_code == 413:  # the request's plan budget refused it: also acceptable
+        assert response.headers["content-type"].startswith("application/problem+json")
+        return
+    assert response.status_code == 200
+    results = response.json()["results"]
+    assert len(results) == 100 and all(r["ok"] for r in results)
+    layers = 126  # Llama 3.1 405B
+    per_search_bound = 8 * 2 * int(layers**0.5 + 1) + 1
+    for r in results:
+        assert 1 <= r["result"]["plan"]["plans_evaluated"] <= per_search_bound
+        assert len(r["result"]["failover"]) == 2
+
+
+def test_plan_follows_the_runtime_and_says_how_to_launch_it(api):
+    vllm = post(
+        api,
+        {
+            "build": DESKTOP,
+            "model": "llama-3-3-70b",
+            "workload": {"precision": "int4", "runtime": "vllm"},
+        },
+    ).json()
+    EstimateOut.model_validate(vllm)
+    assert vllm["workload"]["runtime"] == "vllm"
+    assert vllm["plan"]["tensor_parallel"] == 4 and vllm["plan"]["pipeline_parallel"] == 1
+    command = vllm["plan"]["launch_command"]
+    assert command.startswith("vllm serve ")
+    assert "--tensor-parallel-size 4" in command and "--max-model-len 4096" in command
+    assert vllm["plan"]["objective"]
+    gguf = post(
+        api, {"build": DESKTOP, "model": "llama-3-3-70b", "workload": {"precision": "q4_k_m"}}
+    ).json()
+    assert gguf["workload"]["runtime"] == "llama.cpp"  # the default for GGUF precisions
+    assert gguf["plan"]["pipeline_parallel"] == 4 and gguf["plan"]["replicas_active"] == 1
+    assert gguf["plan"]["launch_command"].startswith("llama-server -m ")
+
+
+def test_batch_one_aggregate_equals_per_sequence_in_the_api(api):
+    body = post(
+        api,
+        {"build": DESKTOP, "model": "llama-3-1-8b", "workload": {"precision": "bf16"}},
+    ).json()
+    t = body["throughput"]
+    assert t["aggregate_decode_tokens_per_s"] == pytest.approx(t["decode_tokens_per_s"])
+    # The catalog's Hugging Face source names the weights in the launch command.
+    assert body["plan"]["launch_command"].startswith("vllm serve meta-llama/Llama-3.1-8B ")
+    assert body["cost"]["billed_tokens_per_s"] < t["aggregate_decode_tokens_per_s"]
+
+
+def test_a_tensor_parallel_size_the_runtime_refuses_is_422(api):
+    response = post(
+        api,
+        {
+            "build": DESKTOP,
+            "model": "llama-3-3-70b",
+            "workload": {"precision": "int4", "runtime": "vllm", "tensor_parallel": 3},
+        },
+    )
+    assert response.status_code == 422
+    assert "workload.tensor_parallel" in problem_fields(response)
+
+
+def test_failover_is_computed_for_a_cluster(api):
+    body = post(api, {"build": CLUSTER, "model": "deepseek-v3"}).json()
+    cases = {c["lost"]: c for c in body["failover"]}
+    assert set(cases) == {"one accelerator", "one node"}
+    # One DGX H200 (8 x 141 GiB) still holds DeepSeek-V3 in FP8.
+    assert cases["one node"]["fits"] and cases["one node"]["accelerators_left"] == 8
+    assert cases["one node"]["decode_tokens_per_s"] > 0

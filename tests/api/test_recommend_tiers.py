@@ -138,3 +138,32 @@ def test_tiers_story_builds(api):
 def test_tiers_precision_is_validated(api):
     response = api.get("/api/v1/tiers", params={"precision": "fp9"})
     assert response.status_code == 422 and problem_fields(response) == ["precision"]
+
+
+def test_recommend_answers_the_15000_dollar_70b_question(api):
+    params = {
+        "model": "llama-3-3-70b",
+        "min_decode_tokens_per_s": 20,
+        "max_price_usd": 15000,
+    }
+    body = api.get("/api/v1/recommend", params=params).json()
+    assert body["items"], "at least one build runs Llama 3.3 70B at 20 tokens/s for $15,000"
+    prices = [i["build"]["price_usd"] for i in body["items"]]
+    assert prices == sorted(prices)  # ranked by what was asked: the cheapest that qualifies
+    for item in body["items"]:
+        assert item["decode_tokens_per_s"] >= 20 and item["build"]["price_usd"] <= 15000
+        assert item["runtime"] and item["launch_command"]
+    fastest = api.get(
+        "/api/v1/recommend", params={**params, "sort": "-decode_tokens_per_s"}
+    ).json()["items"]
+    speeds = [i["decode_tokens_per_s"] for i in fastest]
+    assert speeds == sorted(speeds, reverse=True)
+
+
+def test_recommend_takes_the_runtime(api):
+    params = {"model": "llama-3-3-70b", "precision": "q4_k_m"}
+    llama = api.get("/api/v1/recommend", params={**params, "runtime": "llama.cpp"}).json()
+    assert llama["items"] and all(i["runtime"] == "llama.cpp" for i in llama["items"])
+    assert llama["workload"]["runtime"] == "llama.cpp"
+    bad = api.get("/api/v1/recommend", params={**params, "runtime": "nonsense"})
+    assert bad.status_code == 422

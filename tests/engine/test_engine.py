@@ -204,7 +204,8 @@ def test_deepseek_fp8_does_not_fit_four_isolated_4090s():
     e = estimate(DESKTOP, spec(DEEPSEEK_V3), Workload(precision="fp8"))
     assert not e.fits
     assert e.throughput is None
-    assert e.verdict.startswith("No — 96 GB total across 4 isolated 24 GB cards; needs ")
+    # Four "24 GB" cards hold 4 x 24 GiB = 103 x 1e9 bytes; memory is never summed over them.
+    assert e.verdict.startswith("No — 4 isolated 24 GB cards (103 GB in all); needs ")
     assert any(f.severity == "blocker" for f in e.findings)
 
 
@@ -212,7 +213,8 @@ def test_deepseek_fp8_fits_two_dgx_h200():
     e = estimate(CLUSTER, spec(DEEPSEEK_V3), Workload(precision="fp8"))
     assert e.fits
     assert e.verdict.startswith("Yes — ")
-    assert "GB to spare" in e.verdict and "2,256 GB" in e.verdict
+    usable = 16 * 141 * 2**30 * 0.90 / 1e9  # 141 GiB per H200, vLLM's 90 %
+    assert "GB to spare" in e.verdict and f"{usable:,.0f} GB" in e.verdict
     assert e.plan.tensor_parallel == 8
     assert e.throughput is not None and e.throughput.decode_tokens_per_s > 0
     assert e.memory.rule_of_thumb_gb == pytest.approx(805, abs=1)
@@ -233,7 +235,11 @@ def test_fit_is_judged_per_accelerator_not_summed():
     model = spec(LLAMA_70B)
     e = estimate(DESKTOP, model, Workload(precision="fp8", context_tokens=2048))
     assert e.memory.per_accelerator_gb <= e.memory.available_per_accelerator_gb
-    assert e.plan.pipeline_parallel >= 3
+    assert e.plan.tensor_parallel * e.plan.pipeline_parallel >= 3
+    one = estimate(
+        BuildSpec("1x RTX 4090", RTX4090), model, Workload(precision="fp8", context_tokens=2048)
+    )
+    assert not one.fits
 
 
 def test_pcie_tensor_parallel_is_slower_than_nvswitch():
@@ -388,7 +394,8 @@ def test_zero3_divides_states_over_data_parallel():
     z0 = estimate(build, model, Workload(mode="training", zero_stage=0, batch=1, **dp_only))
     z3 = estimate(build, model, Workload(mode="training", zero_stage=3, batch=1, **dp_only))
     assert not z0.fits and z3.fits
-    assert z3.memory.per_accelerator_gb < z0.memory.per_accelerator_gb / 4
+    # DeepSpeed's estimator: 18 bytes/param / 8 GPUs + a gather buffer, against 16 bytes/param.
+    assert z3.memory.per_accelerator_gb < z0.memory.per_accelerator_gb / 3
     assert z3.training is not None and z3.training.tokens_per_s > 0
 
 
@@ -438,7 +445,8 @@ def test_max_context_and_batch_are_consistent_with_fit():
 
 def test_unified_memory_uses_three_quarters_of_ram():
     e = estimate(BuildSpec("Mac Studio", M2_ULTRA), spec(LLAMA_8B), Workload(runtime="llama.cpp"))
-    assert e.memory.available_per_accelerator_gb == pytest.approx(144)
+    # macOS wires ~75 % of RAM for the GPU by default; "192 GB" of RAM is 192 GiB.
+    assert e.memory.available_per_accelerator_gb == pytest.approx(192 * 2**30 * 0.75 / 1e9)
     assert (
         derive_tier(
             BuildSpec("Mac Studio", M2_ULTRA, intra_node_link=IntraNodeLink("unified", None))

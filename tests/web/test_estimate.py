@@ -121,3 +121,42 @@ def test_empty_calculator_is_a_form_and_its_twin_describes_the_query(web: TestCl
     assert doc.find(class_="verdict-box") is None
     assert doc.find("form", action="/estimate") is not None
     assert "fields" in web.get("/estimate.json").json()
+
+
+def test_plan_shows_runtime_objective_and_a_copyable_launch_command(web: TestClient) -> None:
+    params = {"build": "4x-rtx-4090-workstation", "model": "llama-3-3-70b", "precision": "int4"}
+    doc = parse(web.get("/estimate", params=params).text)
+    api = _api(web, "4x-rtx-4090-workstation", "llama-3-3-70b", precision="int4")
+    code = doc.one(id="launch-command").text()
+    assert code == api["plan"]["launch_command"] and code.startswith("vllm serve ")
+    button = doc.one("button", **{"data-copy-from": "launch-command"})
+    assert button is not None
+    text = doc.one(id="result").text()
+    assert api["plan"]["runtime"] in text and api["plan"]["objective"] in text
+    for case in api["failover"]:
+        assert f"Losing {case['lost']}" in text
+
+
+def test_runtime_is_automatic_by_default_and_memory_share_is_exposed(web: TestClient) -> None:
+    doc = parse(web.get("/estimate").text)
+    runtime = doc.one("select", id="f-runtime")
+    assert runtime.one("option").attrs.get("value") == ""  # automatic first
+    assert doc.find("input", id="f-memory_utilization") is not None
+    gguf = parse(
+        web.get(
+            "/estimate",
+            params={"build": "4x-rtx-4090-workstation", "model": "llama-3-3-70b",
+                    "precision": "q4_k_m"},
+        ).text
+    )
+    assert gguf.one(id="launch-command").text().startswith("llama-server ")
+
+
+def test_a_tensor_parallel_size_the_runtime_refuses_is_named_on_the_page(web: TestClient) -> None:
+    response = web.get(
+        "/estimate",
+        params={"build": "4x-rtx-4090-workstation", "model": "llama-3-3-70b",
+                "precision": "int4", "runtime": "vllm", "tensor_parallel": "3"},
+    )
+    assert response.status_code == 422
+    assert "tensor_parallel" in response.text and "attention heads" in response.text

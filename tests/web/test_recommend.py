@@ -40,3 +40,15 @@ def test_without_a_model_the_page_is_the_form(web: TestClient) -> None:
     response = web.get("/recommend")
     assert response.status_code == 200
     assert parse(response.text).find("table") is None
+
+
+def test_runtime_and_parallelism_are_choices_and_items_say_how_to_run(web: TestClient) -> None:
+    params = {"model": "llama-3-3-70b", "min_decode_tokens_per_s": "20", "max_price_usd": "15000"}
+    doc = parse(web.get("/recommend", params=params).text)
+    assert doc.find("select", id="f-runtime") is not None
+    assert doc.find("select", id="f-parallelism") is not None
+    api = web.get("/api/v1/recommend", params=params).json()
+    assert api["items"]
+    text = doc.one("table").text()
+    for item in api["items"]:
+        assert item["launch_command"] in text and item["runtime"] in text

@@ -1,0 +1,187 @@
+"""`tierline estimate` and `tierline recommend`: the API's answers in a terminal."""
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+from typer.testing import CliRunner
+
+from app.cli import cli
+from app.config import Settings, get_settings
+from app.main import create_app
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def seeded(monkeypatch: pytest.MonkeyPatch, database_url: str) -> Iterator[str]:
+    monkeypatch.setenv("TIERLINE_DATABASE_URL", database_url)
+    get_settings.cache_clear()
+    yield database_url
+    get_settings.cache_clear()
+
+
+@pytest.fixture
+def api(seeded: str) -> Iterator[TestClient]:
+    settings = Settings(database_url=seeded, seed_on_start=False, secret_key="t")
+    with TestClient(create_app(settings)) as client:
+        yield client
+
+
+@pytest.mark.parametrize("command", [["estimate"], ["recommend"]])
+def test_engine_commands_have_help(command: list[str]) -> None:
+    result = runner.invoke(cli, [*command, "--help"])
+    assert result.exit_code == 0 and "Usage" in result.output
+
+
+def test_estimate_json_is_the_api_answer(api: TestClient) -> None:
+    args = [
+        "--build",
+        "4x-rtx-4090-workstation",
+        "--model",
+        "llama-3-3-70b",
+        "--precision",
+        "int4",
+        "--json",
+    ]
+    result = runner.invoke(cli, ["estimate", *args])
+    assert result.exit_code == 0, result.output
+    answer = json.loads(result.output)
+    expected = api.post(
+        "/api/v1/estimate",
+        json={
+            "build": "4x-rtx-4090-workstation",
+            "model": "llama-3-3-70b",
+            "workload": {"precision": "int4"},
+        },
+    ).json()
+    assert answer == expected
+    assert answer["plan"]["launch_command"].startswith("vllm serve ")
+
+
+def test_estimate_table_names_the_verdict_plan_and_launch_command(seeded: str) -> None:
+    result = runner.invoke(
+        cli,
+        [
+            "estimate",
+            "--build",
+            "4x-rtx-4090-workstation",
+            "--model",
+            "llama-3-3-70b",
+            "--precision",
+            "q4_k_m",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert "Verdict" in result.output and "llama-server -m " in result.output
+    assert "runtime llama.cpp" in result.output
+
+
+def test_estimate_with_a_build_file_and_a_config(seeded: str, tmp_path: Path) -> None:
+    build = tmp_path / "rig.json"
+    build.write_text(
+        json.dumps(
+            {
+                "name": "2x 3090",
+                "accelerators_per_node": 2,
+                "accelerator": "rtx-3090",
+            }
+        )
+    )
+    config = tmp_path / "config.json"
+    config.write_text(
+        json.dumps(
+            {
+                "model_type": "llama",
+                "num_hidden_layers": 32,
+                "hidden_size": 4096,
+                "num_attention_heads": 32,
+                "num_key_value_heads": 8,
+                "intermediate_size": 14336,
+                "vocab_size": 128256,
+            }
+        )
+    )
+    result = runner.invoke(
+        cli,
+        [
+            "estimate",
+            "--build-file",
+            str(build),
+            "--config",
+            str(config),
+            "--json",
+            "--precision",
+            "bf16",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    answer = json.loads(result.output)
+    assert answer["fits"] and answer["model"]["name"] == "config"
+
+
+def test_bad_input_names_the_field_and_exits_2(seeded: str) -> None:
+    result = runner.invoke(
+        cli,
+        [
+            "estimate",
+            "--build",
+            "4x-rtx-4090-workstation",
+            "--model",
+            "llama-3-3-70b",
+            "--precision",
+            "int4",
+            "--runtime",
+            "vllm",
+            "--tensor-parallel",
+            "3",
+        ],
+    )
+    assert result.exit_code == 2
+    assert "workload.tensor_parallel" in result.output
+    missing = runner.invoke(cli, ["estimate", "--model", "llama-3-3-70b"])
+    assert missing.exit_code == 1 and "--build" in missing.output
+
+
+def test_recommend_prints_the_api_ranking(api: TestClient) -> None:
+    result = runner.invoke(
+        cli,
+        [
+            "recommend",
+            "--model",
+            "llama-3-3-70b",
+            "--max-price",
+            "15000",
+            "--min-tokens-per-s",
+            "20",
+            "--json",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    answer = json.loads(result.output)
+    expected = api.get(
+        "/api/v1/recommend",
+        params={
+            "model": "llama-3-3-70b",
+            "max_price_usd": 15000,
+            "min_decode_tokens_per_s": 20,
+        },
+    ).json()
+    assert answer == expected and answer["items"]
+    table = runner.invoke(
+        cli,
+        [
+            "recommend",
+            "--model",
+            "llama-3-3-70b",
+            "--max-price",
+            "15000",
+            "--min-tokens-per-s",
+            "20",
+        ],
+    )
+    assert table.exit_code == 0
+    for item in answer["items"]:
+        assert item["build"]["name"] in table.output and item["launch_command"] in table.output
