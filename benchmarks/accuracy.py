@@ -8,8 +8,9 @@ per metric x runtime x device class, the rows and the median / 90th-percentile a
 relative error of the engine next to a naive roofline on the same rows, the pooled figures per
 metric, fit-fact agreement and the worst misses. `--rows` prints every row as well.
 
-These errors are in-sample for whatever rows the engine's constants were set from; the
-leave-one-source-out figures come with the calibration (see docs/engine.md).
+These errors are in-sample for the rows benchmarks/calibrate.py fitted the constants on;
+`--cross-validate` adds the leave-one-source-out table (constants refitted without each source,
+evaluated on it; see docs/engine.md).
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -24,8 +27,8 @@ sys.path.insert(0, str(ROOT))
 
 from app.db import make_engine, make_sessionmaker  # noqa: E402
 from app.migrate import upgrade_to_head  # noqa: E402
-from app.services.accuracy import accuracy_report  # noqa: E402
-from app.services.cache import snapshot  # noqa: E402
+from app.services.accuracy import accuracy_report, measurement_cases  # noqa: E402
+from app.services.cache import Snapshot, snapshot  # noqa: E402
 from app.services.catalog import import_document, load_seed_directory  # noqa: E402
 
 # tests/engine/test_engine.py calls predict(row) on rows of the legacy CSV through this module;
@@ -38,7 +41,7 @@ def _pct(value: float | None) -> str:
     return "     -" if value is None else f"{value:6.1%}"
 
 
-def _table(title: str, groups: list[dict]) -> None:
+def print_table(title: str, groups: list[dict]) -> None:
     print(title)
     print(
         f"{'group':62} {'rows':>4}  {'engine median':>13} {'p90':>7}  "
@@ -60,32 +63,60 @@ def _table(title: str, groups: list[dict]) -> None:
     print()
 
 
+class SeedError(Exception):
+    """The seed directory does not import (the first errors are in the message)."""
+
+
+@contextmanager
+def seeded_snapshot(seed_dir: Path) -> Iterator[Snapshot]:
+    """A catalog snapshot of `seed_dir`, imported into a scratch SQLite database through
+    `tierline seed`'s path (also used by benchmarks/calibrate.py)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        url = f"sqlite:///{Path(tmp) / 'accuracy.db'}"
+        upgrade_to_head(url)
+        engine = make_engine(url)
+        try:
+            with make_sessionmaker(engine)() as session:
+                result = import_document(
+                    session, load_seed_directory(seed_dir), actor="benchmarks/accuracy.py"
+                )
+                if not result.ok:
+                    raise SeedError("; ".join(str(e.as_dict()) for e in result.errors[:20]))
+                yield snapshot(session)
+        finally:
+            engine.dispose()
+
+
 def main() -> int:
     """Seed a scratch catalog, print the accuracy tables."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed-dir", type=Path, default=ROOT / "seed_data")
     parser.add_argument("--rows", action="store_true", help="print every row too")
+    parser.add_argument(
+        "--cross-validate",
+        action="store_true",
+        help="also print the leave-one-source-out table of benchmarks/calibrate.py (minutes)",
+    )
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        url = f"sqlite:///{Path(tmp) / 'accuracy.db'}"
-        upgrade_to_head(url)
-        engine = make_engine(url)
-        with make_sessionmaker(engine)() as session:
-            result = import_document(
-                session, load_seed_directory(args.seed_dir), actor="benchmarks/accuracy.py"
-            )
-            if not result.ok:
-                for error in result.errors[:20]:
-                    print(error.as_dict(), file=sys.stderr)
-                return 1
-            report = accuracy_report(snapshot(session))
-        engine.dispose()
+    try:
+        with seeded_snapshot(args.seed_dir) as snap:
+            report = accuracy_report(snap)
+            if args.cross_validate:
+                from calibrate import cross_validated_summary
+
+                cv_overall, cv_groups = cross_validated_summary(measurement_cases(snap).cases)
+    except SeedError as exc:
+        print(exc, file=sys.stderr)
+        return 1
     print(
         f"{report['measurements']} measurements from {report['sources']} sources; "
         f"{report['predicted']} predicted (from {report['predicted_sources']} sources)\n"
     )
-    _table("By metric (all runtimes and device classes)", report["overall"])
-    _table("By metric x runtime x device class", report["groups"])
+    print_table("By metric (all runtimes and device classes)", report["overall"])
+    print_table("By metric x runtime x device class", report["groups"])
+    if args.cross_validate:
+        print_table("Leave-one-source-out, by metric (fitted constants)", cv_overall)
+        print_table("Leave-one-source-out, by metric x runtime x device class", cv_groups)
     print("Worst misses")
     for r in report["worst_misses"]:
         predicted = "none" if r["predicted"] is None else format(r["predicted"], ".4g")

@@ -10,6 +10,7 @@ from .precision import PRECISIONS, Precision, kv_bytes
 from .prep import (
     GB,
     GIB,
+    accelerator_class,
     bandwidth_efficiency,
     fixed_per_pass,
     resolve_runtime,
@@ -88,8 +89,13 @@ def kv_tokens_weighted(p: Prepared, tokens: int) -> float:
 # Prepared depends on the build only through one accelerator's memory size and kind, so a
 # catalogue sweep or repeated requests reuse it. Bounded: cleared when full (no unbounded
 # global state); keys are frozen, hashable inputs.
-_PREPARED_CACHE: dict[tuple[ModelSpec, Workload, float, str, str], Prepared] = {}
+_PREPARED_CACHE: dict[tuple[ModelSpec, Workload, float, str, str, str], Prepared] = {}
 _PREPARED_CACHE_MAX = 256
+
+
+def clear_prepared() -> None:
+    """Forget memoised per-call quantities (a calibration swapping efficiency constants)."""
+    _PREPARED_CACHE.clear()
 
 
 def prepare(build: BuildSpec, model: ModelSpec, workload: Workload) -> Prepared:
@@ -97,7 +103,15 @@ def prepare(build: BuildSpec, model: ModelSpec, workload: Workload) -> Prepared:
     acc = build.accelerator
     # The platform decides the unified-memory share and the default runtime (Apple).
     kind = acc.memory_kind if acc.memory_kind != "unified" else unified_platform(acc)
-    key = (model, workload, acc.memory_gb, kind, acc.name if kind == "apple" else "")
+    # The device class picks the efficiency constants Prepared carries (runtime.efficiency).
+    key = (
+        model,
+        workload,
+        acc.memory_gb,
+        kind,
+        acc.name if kind == "apple" else "",
+        accelerator_class(acc),
+    )
     hit = _PREPARED_CACHE.get(key)
     if hit is not None:
         return hit

@@ -11,12 +11,12 @@ from .runtime import (
     LINK_LATENCY_US,
     MLA_FIXED_S_PER_LAYER,
     RUNTIMES,
-    UNIFIED_BANDWIDTH_EFFICIENCY,
-    UNIFIED_BANDWIDTH_EFFICIENCY_OTHER,
-    UNIFIED_FIXED_S_PER_LAYER,
     UNIFIED_USABLE_BY_PLATFORM,
+    Efficiency,
     RuntimeProfile,
+    device_class,
 )
+from .runtime import efficiency as runtime_efficiency
 from .specs import (
     INTER_LINK_KINDS,
     INTRA_LINK_KINDS,
@@ -348,21 +348,30 @@ def link_for(build: BuildSpec, group: int) -> tuple[float, float, str]:
     return bw_gbs * 1e9, lat * 1e-6, kind
 
 
+def accelerator_class(acc: AcceleratorSpec) -> str:
+    """The device class whose fitted constants apply (runtime.device_class); a unified device
+    without a vendor is Apple when its name says so."""
+    vendor = acc.vendor
+    if vendor is None and acc.memory_kind == "unified" and unified_platform(acc) == "apple":
+        vendor = "Apple"
+    return device_class(memory_kind=acc.memory_kind, vendor=vendor, memory_type=acc.memory_type)
+
+
+def efficiency(rt: RuntimeProfile, build: BuildSpec) -> Efficiency:
+    """Achieved shares of peak bandwidth and compute and the per-layer launch cost for this
+    runtime on this build's device class (fitted where the measurements allow, see
+    runtime.efficiency; else the hand-set profile with the unified caps)."""
+    return runtime_efficiency(rt, accelerator_class(build.accelerator))
+
+
 def bandwidth_efficiency(rt: RuntimeProfile, build: BuildSpec) -> float:
     """Achieved share of nominal memory bandwidth (unified SoCs reach less)."""
-    if build.accelerator.memory_kind == "unified":
-        share = (
-            UNIFIED_BANDWIDTH_EFFICIENCY if is_apple(build) else UNIFIED_BANDWIDTH_EFFICIENCY_OTHER
-        )
-        return min(rt.bandwidth_efficiency, share)
-    return rt.bandwidth_efficiency
+    return efficiency(rt, build).bandwidth
 
 
 def fixed_per_layer(rt: RuntimeProfile, build: BuildSpec) -> float:
     """Fixed seconds per layer per forward pass (kernel launches, syncs; Metal pays more)."""
-    if is_apple(build):
-        return max(rt.fixed_s_per_layer, UNIFIED_FIXED_S_PER_LAYER)
-    return rt.fixed_s_per_layer
+    return efficiency(rt, build).fixed_s_per_layer
 
 
 def fixed_per_pass(rt: RuntimeProfile, build: BuildSpec, model: ModelSpec) -> float:

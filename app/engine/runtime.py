@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from . import calibrated
+
 
 @dataclass(frozen=True, slots=True)
 class RuntimeProfile:
@@ -220,3 +222,61 @@ FP8_TRAINING_SPEEDUP = 1.4
 # Share of the backward pass gradient communication can hide under (PyTorch DDP / FSDP
 # bucketed all-reduce overlaps with the remaining backward; the last buckets cannot).
 OVERLAPPED_SHARE_OF_BACKWARD = 0.8
+
+# Device classes the efficiency constants are fitted for (benchmarks/calibrate.py): the memory
+# system decides achieved bandwidth and, with the card's market segment, achieved compute.
+DEVICE_CLASSES = ("discrete GDDR", "HBM datacenter", "Apple unified", "CUDA/ROCm unified")
+
+
+def device_class(*, memory_kind: str, vendor: str | None, memory_type: str | None) -> str:
+    """Discrete GDDR, HBM datacenter, Apple unified or CUDA/ROCm unified."""
+    if memory_kind == "unified":
+        return "Apple unified" if (vendor or "").casefold() == "apple" else "CUDA/ROCm unified"
+    if memory_kind == "hbm" or "hbm" in (memory_type or "").casefold():
+        return "HBM datacenter"
+    return "discrete GDDR"
+
+
+@dataclass(frozen=True, slots=True)
+class Efficiency:
+    """Achieved shares of a device's peaks for one runtime on one device class."""
+
+    bandwidth: float  # achieved / peak memory bandwidth in decode
+    prefill_compute: float  # achieved / peak dense tensor rate in prefill
+    decode_compute: float  # achieved / peak in batched decode
+    fixed_s_per_layer: float  # kernel launches / syncs per layer per forward pass
+
+
+# Runtimes that embed another runtime's kernels share its fitted constants (ollama runs llama.cpp).
+CALIBRATION_ALIASES: MappingProxyType[str, str] = MappingProxyType({"ollama": "llama.cpp"})
+
+# Fitted by benchmarks/calibrate.py from the catalog measurements, per runtime x device class
+# (app/engine/calibrated.py is generated; its header says from which rows and when). A pair the
+# data could not pin down is absent and falls back to the runtime's hand-set profile.
+CALIBRATION: MappingProxyType[tuple[str, str], Efficiency] = MappingProxyType(
+    {
+        (runtime, kind): Efficiency(*values)
+        for (runtime, kind), values in calibrated.EFFICIENCY.items()
+    }
+)
+
+
+def hand_set_efficiency(rt: RuntimeProfile, device: str) -> Efficiency:
+    """The runtime profile's values, with the unified-SoC bandwidth caps and Metal's launch
+    cost (Apple only: CUDA / ROCm unified devices launch kernels like discrete cards)."""
+    bandwidth, fixed = rt.bandwidth_efficiency, rt.fixed_s_per_layer
+    if device == "Apple unified":
+        bandwidth = min(bandwidth, UNIFIED_BANDWIDTH_EFFICIENCY)
+        fixed = max(fixed, UNIFIED_FIXED_S_PER_LAYER)
+    elif device == "CUDA/ROCm unified":
+        bandwidth = min(bandwidth, UNIFIED_BANDWIDTH_EFFICIENCY_OTHER)
+    return Efficiency(bandwidth, rt.compute_efficiency, rt.decode_compute_efficiency, fixed)
+
+
+def efficiency(rt: RuntimeProfile, device: str) -> Efficiency:
+    """Fitted efficiencies of a runtime on a device class, else the hand-set ones.
+
+    Reads the module's CALIBRATION at call time, so a fitting script can evaluate candidate
+    constants by replacing it (benchmarks/calibrate.py does, inside one process)."""
+    found = CALIBRATION.get((CALIBRATION_ALIASES.get(rt.name, rt.name), device))
+    return found if found is not None else hand_set_efficiency(rt, device)

@@ -23,6 +23,10 @@ class AcceleratorSpec:
     fp4_tflops: float | None = None
     tdp_w: float | None = None
     price_usd: float | None = None
+    # Which fitted efficiency constants apply (runtime.device_class); unknown: discrete GDDR,
+    # or CUDA/ROCm unified for a unified-memory device.
+    vendor: str | None = None
+    memory_type: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from .plan import Prepared, kv_share, kv_tokens_weighted
-from .prep import link_for, peak_flops
+from .prep import efficiency, link_for, peak_flops
 from .results import Throughput
 from .runtime import (
     LINK_DEFAULT_GBS,
@@ -69,7 +69,7 @@ class DecodeModel:
         self.tp, self.pp = tp, pp
         self.bw = acc.memory_bandwidth_gbs * 1e9 * p.bandwidth_efficiency * tp
         peak, _ = peak_flops(build, p.precision.compute)
-        self.flops = peak * rt.decode_compute_efficiency * tp
+        self.flops = peak * efficiency(rt, build).decode_compute * tp
         # Bytes read per step: non-expert weights and the output projection always; routed
         # experts only as many distinct ones as the step's tokens select.
         self.nonexpert = p.nonexpert_body_bytes + p.head_bytes
@@ -168,7 +168,7 @@ def prefill(
     # the KV cache, and with it FP8 attention, is chosen (vLLM/FlashAttention-3 FP8 path).
     attn_peak = peak if p.kv_precision == "fp8" else peak_flops(build, "fp16")[0]
     compute_s = (2.0 * model.params_active_matmul * n / peak + attn * causal / attn_peak) / (
-        rt.compute_efficiency * tp
+        efficiency(rt, build).prefill_compute * tp
     )
     # Every weight is read at least once (all experts once the prompt is long enough).
     used = distinct_experts(model.n_routed_experts, model.num_experts_per_tok, n)

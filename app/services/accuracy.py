@@ -34,19 +34,20 @@ from app.engine import (
     ModelSpec,
     Workload,
 )
+from app.engine.prep import accelerator_class, resolve_runtime
+from app.engine.runtime import DEVICE_CLASSES, device_class
 from app.errors import DomainError
 from app.models import METRIC_UNITS
 from app.schemas.build import InterNodeLinkIn, IntraNodeLinkIn
-from app.schemas.estimate import InlineAccelerator, InlineBuild, WorkloadIn
+from app.schemas.estimate import EstimateRequest, InlineAccelerator, InlineBuild, WorkloadIn
 from app.schemas.measurement import MeasurementIn
 from app.services.accelerators import accelerator_rows
-from app.services.builds import build_rows
+from app.services.builds import build_rows, find_build
 from app.services.cache import Snapshot, ValueCache
 from app.services.estimates import inline_build_spec, run_engine, workload_spec
 from app.services.measurements import MeasurementRow, measurement_rows
 from app.services.models import model_rows
 
-DEVICE_CLASSES = ("discrete GDDR", "HBM datacenter", "Apple unified", "CUDA/ROCm unified")
 SPEED_METRICS = (
     "decode_tokens_per_s",
     "prefill_tokens_per_s",
@@ -56,6 +57,9 @@ SPEED_METRICS = (
     "output_tokens_per_s_total",
 )
 FIT_METRIC = "out_of_memory"
+# Figures of a serving benchmark: one published without batch or concurrency is a run with an
+# unbounded request rate (vllm bench serve --request-rate inf), i.e. at the largest batch.
+SERVING_METRICS = ("ttft_s", "itl_ms", "e2e_latency_s", "output_tokens_per_s_total")
 METRIC_LABELS = {
     "decode_tokens_per_s": "decode tokens/s",
     "prefill_tokens_per_s": "prefill tokens/s",
@@ -141,15 +145,6 @@ class RowResult:
 # ---- device class and engine inputs -----------------------------------------------------------
 
 
-def device_class(*, memory_kind: str, vendor: str, memory_type: str | None) -> str:
-    """Discrete GDDR, HBM datacenter, Apple unified or CUDA/ROCm unified."""
-    if memory_kind == "unified":
-        return "Apple unified" if vendor.casefold() == "apple" else "CUDA/ROCm unified"
-    if memory_kind == "hbm" or "hbm" in (memory_type or "").casefold():
-        return "HBM datacenter"
-    return "discrete GDDR"
-
-
 class _Skip(Exception):
     """A measurement the engine cannot be asked about (the message says why)."""
 
@@ -173,6 +168,8 @@ def _hardware(snap: Snapshot, record: MeasurementIn) -> tuple[BuildSpec, str]:
     spec = hw.accelerator_spec
     catalog_row = accelerators.get(str(hw.accelerator))
     accelerator: str | InlineAccelerator
+    # An inline spec's memory system, for the engine's fitted constants of its device class.
+    memory_system: tuple[str | None, str | None] | None = None
     if catalog_row is not None:
         # A catalog accelerator is the reviewed record: it wins over a spec carried by the row.
         acc = catalog_row.item
@@ -193,6 +190,7 @@ def _hardware(snap: Snapshot, record: MeasurementIn) -> tuple[BuildSpec, str]:
             memory_kind="unified" if spec.memory_kind == "unified" else "discrete",
         )
         kind = device_class(memory_kind=spec.memory_kind, vendor=spec.vendor, memory_type=None)
+        memory_system = (spec.vendor, "HBM" if spec.memory_kind == "hbm" else None)
     else:
         raise _Skip(f"accelerator '{hw.accelerator}' is no longer in the catalog")
     if hw.nodes > 1 and hw.inter_node_link is None:
@@ -212,7 +210,12 @@ def _hardware(snap: Snapshot, record: MeasurementIn) -> tuple[BuildSpec, str]:
         )
     except ValidationError as exc:
         raise _Skip(f"hardware cannot be evaluated: {exc.errors()[0]['msg']}") from None
-    return inline_build_spec(snap, build), kind
+    spec_out = inline_build_spec(snap, build)
+    if memory_system is not None:
+        vendor, memory_type = memory_system
+        accelerator_out = replace(spec_out.accelerator, vendor=vendor, memory_type=memory_type)
+        spec_out = replace(spec_out, accelerator=accelerator_out)
+    return spec_out, kind
 
 
 def _workload(record: MeasurementIn) -> Workload:
@@ -251,7 +254,7 @@ def _workload(record: MeasurementIn) -> Workload:
 
 
 def _max_throughput_batch(build: BuildSpec, model: ModelSpec, workload: Workload) -> Workload:
-    """A throughput figure published without its batch is a maximum-throughput run: quote it at
+    """A serving figure published without its batch is a maximum-throughput run: quote it at
     the largest batch the engine says fits (the same batch for every predictor). The engine's
     `max_batch_that_fits` is read at one batch and re-checked at that batch, a few times, since
     activation memory grows with the batch too."""
@@ -276,8 +279,11 @@ def _case(snap: Snapshot, row: MeasurementRow) -> Case:
         raise _Skip(f"model '{record.model}' is no longer in the catalog")
     build, kind = _hardware(snap, record)
     workload = _workload(record)
+    if record.metric in SERVING_METRICS and not (record.prompt_tokens or record.output_tokens):
+        # A dataset run (ShareGPT) quoted without its token counts: no workload to model.
+        raise _Skip("serving figure without prompt or output length")
     unpublished_batch = record.batch is None and record.concurrency is None
-    if record.metric == "output_tokens_per_s_total" and unpublished_batch:
+    if record.metric in SERVING_METRICS and unpublished_batch:
         try:
             workload = _max_throughput_batch(build, model.spec, workload)
         except DomainError as exc:
@@ -317,18 +323,30 @@ def measurement_cases(snap: Snapshot) -> Cases:
 def serving_figure(
     metric: str, *, ttft_s: float, step_s: float, batch: int, output_tokens: int
 ) -> float:
-    """A serving metric from a time to first token and a decode step (one token for each of
-    `batch` sequences). Serving benchmarks quote output tokens over wall time with prefill
-    included: each request of the batch is prefilled (one prompt at a time), then the steps."""
+    """A serving metric from one prompt's prefill time `ttft_s` and a decode step `step_s`
+    (one token for each of `batch` sequences), for a benchmark that keeps `batch` requests in
+    flight (vllm bench serve --max-concurrency, SGLang bench_serving, trtllm-bench).
+
+    In steady state the batch turns over once per cycle = batch x ttft_s + output x step_s:
+    every request's prompt is prefilled (one prompt at a time, between decode steps) and every
+    request decodes `output` steps. Throughput = batch x output / cycle; by Little's law each
+    request lives one cycle (end-to-end); a request waits on average for (batch + 1) / 2
+    prefills before its first token; the rest of its life, spread over its output tokens, is
+    its inter-token latency (decode steps stalled by the other requests' prefills). With one
+    request these are ttft_s, ttft_s + output x step_s and step_s."""
+    out = max(1, output_tokens)
+    cycle = batch * ttft_s + out * step_s
+    first_token = ttft_s * (batch + 1) / 2.0
     if metric == "ttft_s":
-        return ttft_s
+        return first_token
     if metric == "itl_ms":
-        return step_s * 1000.0
+        if output_tokens <= 0:  # no output length published: no turnover to spread
+            return step_s * 1000.0
+        return (cycle - first_token) / out * 1000.0
     if metric == "e2e_latency_s":
-        return ttft_s + output_tokens * step_s
+        return cycle
     if metric == "output_tokens_per_s_total":
-        out = max(1, output_tokens)
-        return batch * out / (batch * ttft_s + out * step_s)
+        return batch * out / cycle
     raise ValueError(f"not a serving metric: {metric}")
 
 
@@ -344,7 +362,16 @@ def _engine_estimate(case: Case) -> Estimate:
 
 def engine_predictor(case: Case) -> Predicted:
     """What app.engine.estimate says for the case (None: it says the model does not fit)."""
-    est = _engine_estimate(case)
+    return figure_of(case, _engine_estimate(case))
+
+
+def uncached_engine_predictor(case: Case) -> Predicted:
+    """engine_predictor without the memo: for a calibration evaluating candidate constants."""
+    return figure_of(case, run_engine(case.build, case.model, case.workload, CostAssumptions()))
+
+
+def figure_of(case: Case, est: Estimate) -> Predicted:
+    """The case's metric read from an engine estimate for its inputs."""
     metric = case.group.metric
     if metric == FIT_METRIC:
         return not est.fits
@@ -713,6 +740,24 @@ def accuracy_notes_for_build(snap: Snapshot, *, slug: str) -> list[str]:
     return notes
 
 
+def accuracy_notes_for_estimate(snap: Snapshot, request: EstimateRequest) -> list[str]:
+    """What the measurements say of an estimate request's figures: one sentence per metric
+    measured for its runtime on its accelerator's device class."""
+    if isinstance(request.build, str):
+        build = find_build(snap, request.build, field="build").spec
+    else:
+        build = inline_build_spec(snap, request.build)
+    kind = accelerator_class(build.accelerator)
+    # The runtime the engine ran (the request may leave it to the inputs).
+    runtime = resolve_runtime(build, workload_spec(request.workload))
+    notes = []
+    for metric in SPEED_METRICS:
+        note = group_note(snap, metric=metric, runtime=runtime, device_class=kind)
+        if note is not None:
+            notes.append(note)
+    return notes
+
+
 def measured_vs_predicted_for_model(snap: Snapshot, *, slug: str) -> list[dict[str, Any]]:
     """Measurements of this model, each with the engine's prediction and the error."""
     return _page_rows(snap, [r for r in measurement_rows(snap) if r.item["model"] == slug])
@@ -748,7 +793,10 @@ __all__ = [
     "device_class",
     "engine_predictor",
     "evaluate",
+    "figure_of",
+    "uncached_engine_predictor",
     "accuracy_notes_for_build",
+    "accuracy_notes_for_estimate",
     "measured_vs_predicted_for_build",
     "measured_vs_predicted_for_model",
     "measurement_cases",

@@ -14,14 +14,23 @@ from app.engine import (
 )
 from app.models import Accelerator, Build, ModelProfile
 
-_ACCELERATOR_SPEC_FIELDS = tuple(f.name for f in fields(AcceleratorSpec))
+# Catalog fields an inline accelerator may lack (the engine then assumes the default class).
+_OPTIONAL_SPEC_FIELDS = ("vendor", "memory_type")
+_ACCELERATOR_SPEC_FIELDS = tuple(
+    f.name for f in fields(AcceleratorSpec) if f.name not in _OPTIONAL_SPEC_FIELDS
+)
 
 
 def accelerator_spec(source: Accelerator | Mapping[str, Any] | Any) -> AcceleratorSpec:
     """Engine view of an accelerator: an ORM row, an inline accelerator or a record dict."""
+    values: dict[str, Any]
     if isinstance(source, Mapping):
-        return AcceleratorSpec(**{name: source[name] for name in _ACCELERATOR_SPEC_FIELDS})
-    return AcceleratorSpec(**{name: getattr(source, name) for name in _ACCELERATOR_SPEC_FIELDS})
+        values = {name: source[name] for name in _ACCELERATOR_SPEC_FIELDS}
+        values.update({name: source.get(name) for name in _OPTIONAL_SPEC_FIELDS})
+    else:
+        values = {name: getattr(source, name) for name in _ACCELERATOR_SPEC_FIELDS}
+        values.update({name: getattr(source, name, None) for name in _OPTIONAL_SPEC_FIELDS})
+    return AcceleratorSpec(**values)
 
 
 def build_spec(build: Build, accelerator: Accelerator | None = None) -> BuildSpec:

@@ -16,6 +16,7 @@ from app.deps import SessionDep, SettingsDep
 from app.engine import INFERENCE_RUNTIMES, KV_BITS
 from app.errors import DomainError, FieldError, InvalidInput
 from app.models import INTER_NODE_LINK_KINDS, INTRA_NODE_LINK_KINDS, MEMORY_KINDS
+from app.services.accuracy import accuracy_notes_for_estimate
 from app.services.cache import snapshot
 from app.services.charts import SVG_HEADERS, cached_chart, memory_breakdown_svg
 from app.services.estimates import cost_assumptions, parse_estimate_request, run_estimate
@@ -246,6 +247,13 @@ def estimate_page(request: Request, session: SessionDep, settings: SettingsDep) 
     answer, notices, status = evaluate(session, settings, raw)
     options = filter_options(session)
     query = request.url.query
+    accuracy_notes: list[str] = []
+    if answer is not None:
+        # The query evaluate() answered (a fetched hf_id config is memoised by the Hub client).
+        body, _ = request_from_form(with_hub_config(raw, settings))
+        accuracy_notes = accuracy_notes_for_estimate(
+            snapshot(session), parse_estimate_request(body)
+        )
     return render(
         request,
         session,
@@ -253,6 +261,7 @@ def estimate_page(request: Request, session: SessionDep, settings: SettingsDep) 
         {
             "raw": raw,
             "answer": answer,
+            "accuracy_notes": accuracy_notes,
             "notices": notices,
             "options": options,
             "precisions": precision_options(),

@@ -108,6 +108,20 @@ def test_serving_figures_combine_first_token_and_steps() -> None:
     assert total == pytest.approx(400 / 3.0)
 
 
+def test_serving_latencies_under_concurrency_follow_the_steady_state_cycle() -> None:
+    # 4 requests in flight: a cycle is 4 prefills of 0.5 s plus 100 steps of 0.01 s = 3 s.
+    def figure(metric: str) -> float:
+        return serving_figure(metric, ttft_s=0.5, step_s=0.01, batch=4, output_tokens=100)
+
+    assert figure("ttft_s") == pytest.approx(0.5 * 5 / 2)  # waits for 2.5 prefills on average
+    assert figure("e2e_latency_s") == pytest.approx(3.0)  # Little's law: 4 / (4 / 3 s)
+    assert figure("itl_ms") == pytest.approx((3.0 - 1.25) / 100 * 1000)
+    # Without a published output length there is no turnover to spread over the tokens.
+    assert serving_figure(
+        "itl_ms", ttft_s=0.5, step_s=0.01, batch=4, output_tokens=0
+    ) == pytest.approx(10.0)
+
+
 def test_evaluate_takes_any_predictor_and_reports_relative_error() -> None:
     cases = [_case(measured=100.0), _case(measured=200.0)]
     results = evaluate(cases, lambda case: 1.1 * float(case.measured))

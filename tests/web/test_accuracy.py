@@ -71,3 +71,25 @@ def test_measurements_list_matches_the_api_and_links_its_twins(web: TestClient) 
     hrefs = [a.attrs.get("href") or "" for a in doc.find_all("a")]
     assert any(h.startswith("/api/v1/measurements.csv?") and "metric=prefill" in h for h in hrefs)
     assert all(f"/api/v1/measurements/{item['slug']}" in hrefs for item in api["items"])
+
+
+def test_estimate_says_how_well_the_engine_does_for_its_group(web: TestClient) -> None:
+    # llama.cpp on one RTX 4090 (discrete GDDR): the same sentence the accuracy table backs.
+    report = web.get("/accuracy.json").json()
+    group = next(
+        g
+        for g in report["groups"]
+        if (g["metric"], g["runtime"], g["device_class"])
+        == ("decode_tokens_per_s", "llama.cpp", "discrete GDDR")
+    )
+    params = {"build": "1x-rtx-4090-desktop", "model": "llama-3-8b", "precision": "q4_k_m"}
+    text = (
+        parse(web.get("/estimate", params={**params, "runtime": "llama.cpp"}).text)
+        .one("main")
+        .text()
+    )
+    median = round(group["engine"]["median_error"] * 100)
+    assert (
+        f"decode tokens/s estimates for llama.cpp on discrete GDDR: median error {median}% "
+        f"over {group['rows']} measurements" in text
+    )

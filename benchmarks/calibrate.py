@@ -1,0 +1,381 @@
+"""Fit the engine's efficiency constants to the catalog measurements, per runtime x device class.
+
+Run from the repository root:  python benchmarks/calibrate.py [--seed-dir DIR] [--dry-run]
+
+Seeds a scratch catalog from seed_data/ (benchmarks/accuracy.py's path), resolves every
+measurement into engine inputs (app/services/accuracy.py), fits three achieved-share constants
+per runtime x device class, writes them to app/engine/calibrated.py (the engine reads that
+module at import: stdlib only), and prints the leave-one-source-out errors next to the naive
+roofline on the same rows. `--dry-run` prints without writing.
+
+The fit (docs/engine.md, "Calibration by code"): each unit of constants is chosen on a grid to
+minimise the summed |log(predicted / measured)| over the rows it governs, each source weighing
+the same, running the real engine at every grid value (so fixed costs, KV reads and
+communication stay in the model):
+- bandwidth + fixed_s_per_layer (one joint grid): single-stream decode (batch <= 2) and
+  batch-1 inter-token latency, end-to-end latency and serving throughput;
+- prefill_compute: prefill tokens/s;
+- decode_compute: batched decode and serving rows at batch > 1 (fitted after bandwidth, at the
+  bandwidth chosen for their runtime x device class).
+Time to first token under load is queueing, not a device constant: reported, never fitted.
+A runtime x device class pair gets its own values only with >= MIN_ROWS rows from >=
+MIN_SOURCES sources; the runtime's other device classes share one value fitted on all its rows;
+without enough rows the hand-set value of app/engine/runtime.py stays. No per-GPU constant.
+
+Pure Python on purpose: a grid over a few hundred rows needs no numpy, and the tests import the
+fitting functions without a dev-only dependency.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import math
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from app.engine import runtime  # noqa: E402
+from app.engine.plan import clear_prepared  # noqa: E402
+from app.engine.runtime import DEVICE_CLASSES, RUNTIMES, Efficiency  # noqa: E402
+from app.services.accuracy import (  # noqa: E402
+    Case,
+    GroupSummary,
+    Predicted,
+    RowResult,
+    cross_validate_by_source,
+    evaluate,
+    roofline_predictor,
+    summarize,
+    summarize_by_metric,
+    uncached_engine_predictor,
+)
+
+PARAMETERS = ("bandwidth", "prefill_compute", "decode_compute", "fixed_s_per_layer")
+# Constants fitted together (one grid over their product), in stages: a later stage's rows are
+# tabulated at the values the earlier stage chose for their runtime x device class.
+UNITS = (("bandwidth", "fixed_s_per_layer"), ("prefill_compute",), ("decode_compute",))
+STAGES = ((UNITS[0],), (UNITS[1], UNITS[2]))
+MIN_ROWS = 10
+MIN_SOURCES = 2
+OUTPUT = ROOT / "app" / "engine" / "calibrated.py"
+
+
+def geometric(low: float, high: float, count: int) -> tuple[float, ...]:
+    """`count` log-spaced values from low to high, rounded to 4 significant digits."""
+    ratio = (high / low) ** (1.0 / (count - 1))
+    return tuple(float(f"{low * ratio**i:.4g}") for i in range(count))
+
+
+# Achieved bandwidth cannot exceed the peak; prefill may exceed the FP16/BF16 dense figure on
+# GeForce (FP16 accumulation runs at twice the catalog's FP32-accumulate rate) and on int8 paths.
+GRIDS: MappingProxyType[str, tuple[float, ...]] = MappingProxyType(
+    {
+        "bandwidth": geometric(0.3, 1.0, 25),
+        "prefill_compute": geometric(0.02, 2.0, 41),
+        # Batched decode runs skinny GEMMs: it cannot beat the share prefill's full tiles reach.
+        "decode_compute": geometric(0.01, 0.6, 29),
+        # Per-layer launch cost: from CUDA-graph replay (~2 us) to Metal command encoding.
+        "fixed_s_per_layer": (0.0, 2e-6, 4e-6, 8e-6, 15e-6, 30e-6, 60e-6, 120e-6),
+    }
+)
+
+Key = tuple[str, str]  # (runtime whose constants apply, device class)
+Unit = tuple[str, ...]
+
+
+def candidates(unit: Unit) -> list[tuple[float, ...]]:
+    """Every combination of the unit's grid values."""
+    combos: list[tuple[float, ...]] = [()]
+    for parameter in unit:
+        combos = [c + (g,) for c in combos for g in GRIDS[parameter]]
+    return combos
+
+
+def unit_of(case: Case) -> Unit | None:
+    """Which constants a measurement informs (None: it informs none)."""
+    metric, batch = case.group.metric, case.workload.batch
+    if metric == "decode_tokens_per_s":
+        return UNITS[0] if batch <= 2 else UNITS[2]
+    if metric == "prefill_tokens_per_s":
+        return UNITS[1]
+    if metric in ("itl_ms", "e2e_latency_s", "output_tokens_per_s_total"):
+        return UNITS[0] if batch == 1 else UNITS[2]
+    return None
+
+
+def key_of(case: Case) -> Key:
+    """The runtime x device class whose constants the engine uses for this case."""
+    name = case.group.runtime
+    return runtime.CALIBRATION_ALIASES.get(name, name), case.group.device_class
+
+
+def log_error(predicted: Predicted, measured: float) -> float:
+    """|log(predicted / measured)|; a run the engine calls impossible costs log(10)."""
+    if predicted is None or isinstance(predicted, bool) or not predicted > 0:
+        return math.log(10.0)
+    return abs(math.log(predicted / measured))
+
+
+@dataclass(frozen=True)
+class GridRow:
+    """One measurement's log error at every candidate of the constants it informs."""
+
+    source: str
+    key: Key
+    unit: Unit
+    losses: tuple[float, ...]
+
+
+def choose(rows: Sequence[GridRow], options: Sequence[tuple[float, ...]]) -> tuple[float, ...]:
+    """The candidate with the least loss over `rows` (ties: the first), each source weighing
+    the same however many rows it publishes: one vendor's 200-row sweep must not outvote
+    twenty community threads."""
+    per_source: dict[str, int] = {}
+    for r in rows:
+        per_source[r.source] = per_source.get(r.source, 0) + 1
+    totals = [0.0] * len(options)
+    for r in rows:
+        weight = 1.0 / per_source[r.source]
+        for i, loss in enumerate(r.losses):
+            totals[i] += weight * loss
+    return options[min(range(len(options)), key=totals.__getitem__)]
+
+
+@dataclass
+class Fit:
+    """Fitted values per key and parameter, and how many distinct numbers that is."""
+
+    values: dict[Key, dict[str, float]] = field(default_factory=dict)
+    numbers: int = 0
+
+    def fixed(self, key: Key) -> dict[str, float]:
+        return dict(self.values.get(key, {}))
+
+    def assign(self, keys: Sequence[Key], unit: Unit, chosen: tuple[float, ...]) -> None:
+        for key in keys:
+            self.values.setdefault(key, {}).update(zip(unit, chosen, strict=True))
+        self.numbers += len(unit)
+
+
+def supported(rows: Sequence[GridRow]) -> bool:
+    """Enough rows, from enough sources, to pin a constant down."""
+    return len(rows) >= MIN_ROWS and len({r.source for r in rows}) >= MIN_SOURCES
+
+
+def fit_unit(rows: Sequence[GridRow], unit: Unit, keys: Sequence[Key], out: Fit) -> None:
+    """Fit one unit: per runtime x device class where the rows suffice; the runtime's other
+    device classes share one value fitted on all its rows; without enough rows, nothing (the
+    hand-set values stay)."""
+    options = candidates(unit)
+    mine = [r for r in rows if r.unit == unit]
+    for name in sorted({k[0] for k in keys}):
+        rest = []
+        for key in (k for k in keys if k[0] == name):
+            key_rows = [r for r in mine if r.key == key]
+            if supported(key_rows):
+                out.assign([key], unit, choose(key_rows, options))
+            else:
+                rest.append(key)
+        pooled = [r for r in mine if r.key[0] == name]
+        if rest and supported(pooled):
+            out.assign(rest, unit, choose(pooled, options))
+
+
+def all_keys(cases: Sequence[Case]) -> list[Key]:
+    """Every device class of every runtime the measurements cover."""
+    return [
+        (name, kind) for name in sorted({key_of(c)[0] for c in cases}) for kind in DEVICE_CLASSES
+    ]
+
+
+# ---- running the engine with candidate constants -----------------------------------------------
+
+
+def hand_set(key: Key) -> Efficiency:
+    """The runtime profile's values for a key (what the engine uses without a fit)."""
+    return runtime.hand_set_efficiency(RUNTIMES[key[0]], key[1])
+
+
+def efficiency_for(key: Key, chosen: dict[str, float]) -> Efficiency:
+    """A key's Efficiency: chosen values where given, hand-set ones elsewhere."""
+    base = hand_set(key)
+    return Efficiency(*(chosen.get(p, getattr(base, p)) for p in PARAMETERS))
+
+
+@contextmanager
+def constants(table: dict[Key, Efficiency]) -> Iterator[None]:
+    """Let the engine read `table` instead of the written calibration, inside this block."""
+    saved = runtime.CALIBRATION
+    runtime.CALIBRATION = MappingProxyType(dict(table))
+    clear_prepared()  # prepared inputs carry the bandwidth share and launch cost
+    try:
+        yield
+    finally:
+        runtime.CALIBRATION = saved
+        clear_prepared()
+
+
+def predict_with(case: Case, key: Key, chosen: dict[str, float]) -> Predicted:
+    """The engine's figure for `case` with `chosen` values for its key."""
+    with constants({key: efficiency_for(key, chosen)}):
+        return uncached_engine_predictor(case)
+
+
+class Tables:
+    """Grid losses per case, computed on demand and kept: a case's table depends only on the
+    values fixed by earlier stages for its key, so most folds share them."""
+
+    def __init__(self, cases: Sequence[Case]) -> None:
+        self.cases = cases
+        self._memo: dict[tuple[int, tuple[tuple[str, float], ...]], GridRow] = {}
+
+    def row(self, index: int, fixed: dict[str, float]) -> GridRow:
+        case = self.cases[index]
+        unit = unit_of(case)
+        assert unit is not None
+        memo_key = (index, tuple(sorted(fixed.items())))
+        found = self._memo.get(memo_key)
+        if found is None:
+            key = key_of(case)
+            measured = float(case.measured)
+            losses = tuple(
+                log_error(
+                    predict_with(case, key, {**fixed, **dict(zip(unit, c, strict=True))}), measured
+                )
+                for c in candidates(unit)
+            )
+            found = GridRow(case.source_url, key, unit, losses)
+            self._memo[memo_key] = found
+        return found
+
+
+def fit_cases(cases: Sequence[Case], tables: Tables, indices: Sequence[int]) -> Fit:
+    """Every stage on the cases at `indices`, each at the values earlier stages chose."""
+    used = [i for i in indices if unit_of(cases[i]) is not None]
+    keys = all_keys(cases)
+    result = Fit()
+    for stage in STAGES:
+        rows = [
+            tables.row(i, result.fixed(key_of(cases[i])))
+            for i in used
+            if unit_of(cases[i]) in stage
+        ]
+        for unit in stage:
+            fit_unit(rows, unit, keys, result)
+    return result
+
+
+def table_of(result: Fit) -> dict[Key, Efficiency]:
+    """The engine's calibration table for a fit."""
+    return {key: efficiency_for(key, chosen) for key, chosen in result.values.items()}
+
+
+# ---- cross-validation and output ----------------------------------------------------------------
+
+
+def cross_validated(
+    cases: Sequence[Case], tables: Tables | None = None
+) -> tuple[list[RowResult], list[RowResult]]:
+    """Leave-one-source-out engine results (constants refitted without each source) and the
+    naive roofline's results on the same cases."""
+    tables = tables or Tables(cases)
+    index = {id(c): i for i, c in enumerate(cases)}
+
+    def fit(training: Sequence[Case]) -> Callable[[Case], Predicted]:
+        table = table_of(fit_cases(cases, tables, [index[id(c)] for c in training]))
+
+        def predictor(case: Case) -> Predicted:
+            with constants(table):
+                return uncached_engine_predictor(case)
+
+        return predictor
+
+    return cross_validate_by_source(cases, fit), evaluate(cases, roofline_predictor)
+
+
+def cross_validated_summary(
+    cases: Sequence[Case], tables: Tables | None = None
+) -> tuple[list[dict], list[dict]]:
+    """The leave-one-source-out tables (by metric, by group) as the accuracy report's dicts."""
+    engine, naive = cross_validated(cases, tables)
+    overall: list[GroupSummary] = summarize_by_metric(engine, naive)
+    groups: list[GroupSummary] = summarize(engine, naive)
+    return [s.as_dict() for s in overall], [s.as_dict() for s in groups]
+
+
+def module_text(result: Fit, cases: Sequence[Case], inputs: str, today: dt.date) -> str:
+    """The generated app/engine/calibrated.py."""
+    used = [c for c in cases if unit_of(c) is not None]
+    rows: dict[str, int] = {}
+    sources: dict[str, set[str]] = {}
+    for case in used:
+        label = f"{key_of(case)[0]} / {key_of(case)[1]} / {' + '.join(unit_of(case) or ())}"
+        rows[label] = rows.get(label, 0) + 1
+        sources.setdefault(label, set()).add(case.source_url)
+    lines = [
+        '"""Generated by benchmarks/calibrate.py: do not edit by hand (re-run the script instead).',
+        "",
+        f"Fitted on {len(used)} measurements from {len({c.source_url for c in used})} sources",
+        f"({inputs}); {result.numbers} fitted numbers.",
+        '"""',
+        "",
+        "from __future__ import annotations",
+        "",
+        f'FITTED_AT = "{today.isoformat()}"',
+        f'INPUTS = "{inputs}"',
+        f"FITTED_NUMBERS = {result.numbers}",
+        "# (rows, sources) per runtime / device class / constants the fit used.",
+        "ROWS: dict[str, tuple[int, int]] = {",
+        *(f'    "{label}": ({n}, {len(sources[label])}),' for label, n in sorted(rows.items())),
+        "}",
+        "# (runtime, device class) -> (bandwidth, prefill_compute, decode_compute,",
+        "# fixed_s_per_layer); a value not fitted for a pair is the runtime's hand-set one.",
+        "EFFICIENCY: dict[tuple[str, str], tuple[float, float, float, float]] = {",
+    ]
+    for key, eff in sorted(table_of(result).items()):
+        values = ", ".join(f"{getattr(eff, p)!r}" for p in PARAMETERS)
+        lines.append(f'    ("{key[0]}", "{key[1]}"): ({values}),')
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> int:
+    """Fit, write app/engine/calibrated.py, print the cross-validated table."""
+    from accuracy import SeedError, print_table, seeded_snapshot
+
+    from app.services.accuracy import measurement_cases
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seed-dir", type=Path, default=ROOT / "seed_data")
+    parser.add_argument("--dry-run", action="store_true", help="print, do not write")
+    args = parser.parse_args()
+    try:
+        with seeded_snapshot(args.seed_dir) as snap:
+            cases = list(measurement_cases(snap).cases)
+    except SeedError as exc:
+        print(exc, file=sys.stderr)
+        return 1
+    tables = Tables(cases)
+    result = fit_cases(cases, tables, range(len(cases)))
+    inputs = f"{args.seed_dir.name}/measurements.yaml, {len(cases)} predictable rows"
+    text = module_text(result, cases, inputs, dt.datetime.now(dt.UTC).date())
+    print(text)
+    if not args.dry_run:
+        OUTPUT.write_text(text)
+        print(f"wrote {OUTPUT.relative_to(ROOT)}\n")
+    overall, groups = cross_validated_summary(cases, tables)
+    print_table("Leave-one-source-out, by metric", overall)
+    print_table("Leave-one-source-out, by metric x runtime x device class", groups)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,187 @@
+"""benchmarks/calibrate.py: the fit recovers known constants, cross-validation never fits on the
+held-out source, and the engine reads the constants the script writes."""
+
+import importlib.util
+import sys
+import types
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from app.engine import (
+    AcceleratorSpec,
+    BuildSpec,
+    Workload,
+    calibrated,
+    estimate,
+    model_spec_from_hf_config,
+    runtime,
+)
+from app.engine.runtime import RUNTIMES, Efficiency
+from app.services.accuracy import Case, Group
+
+ROOT = Path(__file__).resolve().parents[2]
+CARD = AcceleratorSpec("card", 48, 1000.0, 150.0, vendor="NVIDIA", memory_type="GDDR6")
+KEY = ("llama.cpp", "discrete GDDR")
+
+
+@pytest.fixture(scope="module")
+def calibrate() -> Iterator[types.ModuleType]:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    spec = importlib.util.spec_from_file_location(
+        "tierline_calibrate", ROOT / "benchmarks" / "calibrate.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses resolve annotations through sys.modules
+    spec.loader.exec_module(module)
+    yield module
+    del sys.modules[spec.name]
+    sys.path.remove(str(ROOT / "benchmarks"))
+
+
+def _model(layers: int, hidden: int) -> object:
+    return model_spec_from_hf_config(
+        {
+            "model_type": "llama",
+            "num_hidden_layers": layers,
+            "hidden_size": hidden,
+            "num_attention_heads": hidden // 128,
+            "num_key_value_heads": 8,
+            "intermediate_size": hidden * 3,
+            "vocab_size": 32000,
+        },
+        name=f"m{layers}x{hidden}",
+    )
+
+
+def _cases(metric: str, source_count: int = 3, per_source: int = 4) -> list[Case]:
+    """Rows over several model sizes and contexts (so bandwidth and launch costs separate)."""
+    shapes = [(16, 2048), (32, 4096), (48, 5120), (80, 8192)]
+    batch = 8 if metric == "itl_ms" else 1
+    out = []
+    for s in range(source_count):
+        for i in range(per_source):
+            layers, hidden = shapes[i % len(shapes)]
+            context = 512 * (1 + s)
+            out.append(
+                Case(
+                    slug=f"{metric}-{s}-{i}",
+                    source_url=f"https://example.com/{s}",
+                    source_title=None,
+                    group=Group(metric, "llama.cpp", "discrete GDDR"),
+                    measured=1.0,  # replaced by the known constants' figure below
+                    build=BuildSpec("card", CARD),
+                    model=_model(layers, hidden),  # type: ignore[arg-type]
+                    workload=Workload(
+                        precision="q4_0",
+                        runtime="llama.cpp",
+                        batch=batch,
+                        context_tokens=context + 512,
+                        prompt_tokens=512,
+                    ),
+                    output_tokens=128,
+                    label=f"m{layers} on card",
+                )
+            )
+    return out
+
+
+def _measured_with(
+    calibrate: types.ModuleType, cases: list[Case], known: dict[str, float]
+) -> list[Case]:
+    return [replace(c, measured=calibrate.predict_with(c, KEY, known)) for c in cases]
+
+
+def test_fit_recovers_known_constants_from_synthetic_rows(calibrate: types.ModuleType) -> None:
+    grids = calibrate.GRIDS
+    known = {
+        "bandwidth": grids["bandwidth"][8],
+        "fixed_s_per_layer": grids["fixed_s_per_layer"][4],
+        "prefill_compute": grids["prefill_compute"][25],
+        "decode_compute": grids["decode_compute"][6],
+    }
+    cases = _measured_with(
+        calibrate,
+        _cases("decode_tokens_per_s") + _cases("prefill_tokens_per_s") + _cases("itl_ms"),
+        known,
+    )
+    result = calibrate.fit_cases(cases, calibrate.Tables(cases), range(len(cases)))
+    assert result.values[KEY] == pytest.approx(known)
+    # The runtime's other device classes share the pooled values: one number per constant.
+    assert result.numbers == 8
+    assert result.values[("llama.cpp", "HBM datacenter")] == pytest.approx(known)
+
+
+def test_too_few_rows_leave_the_hand_set_constants(calibrate: types.ModuleType) -> None:
+    cases = _measured_with(
+        calibrate, _cases("decode_tokens_per_s", source_count=1, per_source=3), {"bandwidth": 0.5}
+    )
+    result = calibrate.fit_cases(cases, calibrate.Tables(cases), range(len(cases)))
+    assert result.values == {} and result.numbers == 0
+
+
+def test_cross_validation_never_fits_on_the_held_out_source(
+    calibrate: types.ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cases = _measured_with(
+        calibrate, _cases("decode_tokens_per_s", source_count=4), {"bandwidth": 0.6}
+    )
+    # One source disagrees wildly: if its rows leaked into its own fold, its error would vanish.
+    odd = "https://example.com/3"
+    cases = [
+        replace(c, measured=float(c.measured) * 3) if c.source_url == odd else c for c in cases
+    ]
+    trained_on: list[set[str]] = []
+    real_fit = calibrate.fit_cases
+
+    def spy(all_cases, tables, indices):  # type: ignore[no-untyped-def]
+        trained_on.append({all_cases[i].source_url for i in indices})
+        return real_fit(all_cases, tables, indices)
+
+    monkeypatch.setattr(calibrate, "fit_cases", spy)
+    engine, naive = calibrate.cross_validated(cases)
+    sources = {c.source_url for c in cases}
+    assert len(trained_on) == len(sources)
+    assert sorted(next(iter(sources - t)) for t in trained_on) == sorted(sources)
+    assert all(len(sources - t) == 1 for t in trained_on)
+    held_out_errors = [r.error for r in engine if r.case.source_url == odd]
+    assert min(held_out_errors) > 0.5  # predicted from the other sources' 0.6, measured 3x
+    assert len(naive) == len(engine) == len(cases)
+
+
+def test_engine_reads_the_written_constants(calibrate: types.ModuleType) -> None:
+    bandwidth = calibrate.GRIDS["bandwidth"][5]
+    cases = _measured_with(calibrate, _cases("decode_tokens_per_s"), {"bandwidth": bandwidth})
+    result = calibrate.fit_cases(cases, calibrate.Tables(cases), range(len(cases)))
+    text = calibrate.module_text(result, cases, "synthetic rows", calibrate.dt.date(2026, 12, 1))
+    written: dict[str, object] = {}
+    exec(compile(text, "calibrated.py", "exec"), written)
+    assert written["FITTED_AT"] == "2026-12-01"
+    assert written["FITTED_NUMBERS"] == result.numbers
+    table = {key: Efficiency(*values) for key, values in written["EFFICIENCY"].items()}  # type: ignore[attr-defined]
+    assert table[KEY].bandwidth == pytest.approx(bandwidth)
+    model = _model(32, 4096)
+    workload = Workload(precision="q4_0", runtime="ollama", context_tokens=1024)
+    with calibrate.constants({}):
+        hand_set = estimate(BuildSpec("card", CARD), model, workload).throughput  # type: ignore[arg-type]
+    with calibrate.constants(table):
+        fitted = estimate(BuildSpec("card", CARD), model, workload).throughput  # type: ignore[arg-type]
+    assert hand_set is not None and fitted is not None
+    # ollama runs llama.cpp's kernels, so it takes llama.cpp's fitted bandwidth share.
+    assert fitted.decode_memory_s == pytest.approx(
+        hand_set.decode_memory_s
+        * runtime.hand_set_efficiency(RUNTIMES["ollama"], KEY[1]).bandwidth
+        / bandwidth
+    )
+
+
+def test_the_engine_uses_the_generated_module() -> None:
+    for (name, kind), values in calibrated.EFFICIENCY.items():
+        assert runtime.efficiency(RUNTIMES[name], kind) == Efficiency(*values)
+    # A pair without a fit falls back to the runtime's profile.
+    assert runtime.efficiency(RUNTIMES["pytorch"], "HBM datacenter") == runtime.hand_set_efficiency(
+        RUNTIMES["pytorch"], "HBM datacenter"
+    )
