@@ -2,7 +2,13 @@
 
 from app.models.accelerator import MEMORY_KINDS, Accelerator
 from app.models.admin import ApiToken, AuditEvent, CatalogState, LoginAttempt
-from app.models.build import INTER_NODE_LINK_KINDS, INTRA_NODE_LINK_KINDS, TIERS, Build
+from app.models.build import (
+    INTER_NODE_LINK_KINDS,
+    INTRA_NODE_LINK_KINDS,
+    TIERS,
+    Build,
+    BuildAcceleratorGroup,
+)
 from app.models.model_profile import ModelProfile
 
 __all__ = [
@@ -14,6 +20,7 @@ __all__ = [
     "ApiToken",
     "AuditEvent",
     "Build",
+    "BuildAcceleratorGroup",
     "CatalogState",
     "LoginAttempt",
     "ModelProfile",

@@ -5,8 +5,10 @@ from dataclasses import fields
 from typing import Any
 
 from app.engine import (
+    AcceleratorGroup,
     AcceleratorSpec,
     BuildSpec,
+    HostSpec,
     InterNodeLink,
     IntraNodeLink,
     ModelSpec,
@@ -24,14 +26,26 @@ def accelerator_spec(source: Accelerator | Mapping[str, Any] | Any) -> Accelerat
     return AcceleratorSpec(**{name: getattr(source, name) for name in _ACCELERATOR_SPEC_FIELDS})
 
 
-def build_spec(build: Build, accelerator: Accelerator | None = None) -> BuildSpec:
-    """Engine view of a build (its accelerator must be loaded or passed)."""
-    acc = accelerator if accelerator is not None else build.accelerator
-    return BuildSpec(
-        name=build.name,
-        accelerator=accelerator_spec(acc),
+def build_spec(
+    build: Build, accelerators: Mapping[int, Accelerator] | None = None
+) -> BuildSpec:
+    """Engine view of a build: its groups' accelerators must be loaded, or passed by id."""
+    groups = tuple(
+        AcceleratorGroup(
+            accelerator=accelerator_spec(
+                accelerators[g.accelerator_id] if accelerators is not None else g.accelerator
+            ),
+            count_per_node=g.count_per_node,
+            pcie_generation=g.pcie_generation,
+            pcie_lanes=g.pcie_lanes,
+        )
+        for g in build.groups
+    )
+    return BuildSpec.of_groups(
+        build.name,
+        groups,
         nodes=build.nodes,
-        accelerators_per_node=build.accelerators_per_node,
+        host=host_spec(build),
         intra_node_link=IntraNodeLink(
             kind=build.intra_node_link_kind,
             bandwidth_gbs=build.intra_node_bandwidth_gbs,
@@ -45,6 +59,24 @@ def build_spec(build: Build, accelerator: Accelerator | None = None) -> BuildSpe
         scale_up_domain_accelerators=build.scale_up_domain_accelerators,
         power_w=build.power_w,
         price_usd=build.price_usd,
+    )
+
+
+def host_spec(build: Build) -> HostSpec | None:
+    """The build's host, or None when nothing about it is known."""
+    values = (
+        build.host_cpu,
+        build.host_cpu_cores,
+        build.host_memory_gb,
+        build.host_ram_bandwidth_gbs,
+    )
+    if all(v is None for v in values):
+        return None
+    return HostSpec(
+        cpu=build.host_cpu,
+        cpu_cores=build.host_cpu_cores,
+        ram_gb=build.host_memory_gb,
+        ram_bandwidth_gbs=build.host_ram_bandwidth_gbs,
     )
 
 
