@@ -78,7 +78,8 @@ def accelerators_label(spec: BuildSpec) -> str:
     """The cards of one node in words: "2× RTX 3090 + 1× RTX 4090" (same cards counted once)."""
     counts: dict[str, int] = {}
     for group in spec.accelerator_groups:
-        counts[group.accelerator.name] = counts.get(group.accelerator.name, 0) + group.count_per_node
+        name = group.accelerator.name
+        counts[name] = counts.get(name, 0) + group.count_per_node
     return " + ".join(f"{count}× {name}" for name, count in counts.items())
 
 
