@@ -64,20 +64,16 @@ class InterNodeLinkIn(StrictModel):
     latency_us: float | None = Latency
 
 
-class PcieSlot(StrictModel):
-    """How each card of a group is attached to the host (None = not stated)."""
-
-    pcie_generation: PcieGeneration | None = None
-    pcie_lanes: PcieLanes | None = Field(default=None, description="electrical lanes per card")
-
-
-class AcceleratorGroupIn(PcieSlot):
-    """One kind of card in a build: its catalog slug and how many sit in each node."""
+class AcceleratorGroupIn(StrictModel):
+    """One kind of card in a build: its catalog slug, how many sit in each node, and the PCIe
+    slot each one has (None = not stated)."""
 
     accelerator: Slug = Field(description="slug of the accelerator")
     count: int = Field(
         strict=True, ge=1, le=MAX_ACCELERATORS_PER_NODE, description="cards of this kind per node"
     )
+    pcie_generation: PcieGeneration | None = None
+    pcie_lanes: PcieLanes | None = Field(default=None, description="electrical lanes per card")
 
 
 class HostIn(StrictModel):

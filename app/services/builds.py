@@ -74,11 +74,22 @@ def pooled_memory_gb(spec: BuildSpec) -> float:
     return spec.accelerator.memory_gb * spec.pooled_domain_accelerators
 
 
+# Brand words a card's catalog name starts with that a "2× RTX 3090" label leaves out.
+_LABEL_PREFIXES = ("NVIDIA ", "GeForce ", "AMD ")
+
+
+def short_card_name(name: str) -> str:
+    """A card's name without its brand words: "NVIDIA GeForce RTX 3090" -> "RTX 3090"."""
+    for prefix in _LABEL_PREFIXES:
+        name = name.removeprefix(prefix)
+    return name
+
+
 def accelerators_label(spec: BuildSpec) -> str:
     """The cards of one node in words: "2× RTX 3090 + 1× RTX 4090" (same cards counted once)."""
     counts: dict[str, int] = {}
     for group in spec.accelerator_groups:
-        name = group.accelerator.name
+        name = short_card_name(group.accelerator.name)
         counts[name] = counts.get(name, 0) + group.count_per_node
     return " + ".join(f"{count}× {name}" for name, count in counts.items())
 
