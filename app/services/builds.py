@@ -261,6 +261,31 @@ def matching_builds(session: Session, *, query: BuildQuery) -> list[dict[str, An
     return [r.item for r in _matching(snapshot(session), query)]
 
 
+def pcie_slot_label(generation: int | None, lanes: int | None) -> str | None:
+    """ "PCIe 4.0 x8", or None when the slot is not stated."""
+    if generation is None or lanes is None:
+        return None
+    return f"PCIe {generation}.0 x{lanes}"
+
+
+def build_parts(session: Session, *, slug: str) -> list[dict[str, Any]]:
+    """One row per accelerator group of a build: count per node, card, memory each, slot."""
+    row = find_build(snapshot(session), slug)
+    groups = row.read["accelerators"]
+    return [
+        {
+            "count": doc["count"],
+            "accelerator": doc["accelerator"],
+            "name": short_card_name(spec_group.accelerator.name),
+            "memory_gb": spec_group.accelerator.memory_gb,
+            "memory_bandwidth_gbs": spec_group.accelerator.memory_bandwidth_gbs,
+            "slot": pcie_slot_label(doc["pcie_generation"], doc["pcie_lanes"]),
+            "pcie_gbs": spec_group.pcie_gbs,
+        }
+        for doc, spec_group in zip(groups, row.spec.accelerator_groups, strict=True)
+    ]
+
+
 def get_build(session: Session, *, slug: str) -> dict[str, Any]:
     """The full build record (BuildRead shape), or NotFound."""
     return find_build(snapshot(session), slug).read
