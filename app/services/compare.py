@@ -6,8 +6,8 @@ Contract (callers: the JSON API and the /compare page):
 - Rows, in order: connection, gpu_to_gpu_bandwidth_gbs, inter_node_bandwidth_gbps,
   memory_pooling, accelerators, min_accelerator_memory_gb, slowest_pcie_gbs, host_memory_gb,
   host_ram_bandwidth_gbs, run_model ("Run a N GB model?": the engine's verdict per build, N the
-  rule-of-thumb size of the chosen model at the precision, or of deepseek-v3 -- the tier-line story --
-  when no model is given; the largest catalog model when deepseek-v3 is absent), failover,
+  rule-of-thumb size of the chosen model at the precision, or of deepseek-v3 -- the tier-line
+  story -- when no model is given; the largest catalog model when deepseek-v3 is absent), failover,
   failover_computed (fit and speed after losing one accelerator / one node, for that model),
   scheduling, power_w, total_memory_gb, pooled_memory_gb, price_usd; with a model given also
   fits, memory_per_accelerator_gb, memory_needed_gb, runtime, plan, launch_command,
