@@ -272,6 +272,9 @@ class Workload:
     training_tokens: int = 0
     lora_rank: int = 16
     model_flops_utilization: float | None = None  # None = documented default per mode
+    # "auto": weights that do not fit in VRAM may stay in host RAM where the runtime allows
+    # (llama.cpp -ngl / --n-cpu-moe); "none": they may not.
+    offload: str = "auto"
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,12 +8,21 @@ from pydantic import (
     Field,
     ValidationError,
     ValidationInfo,
+    field_validator,
     model_validator,
 )
 
 from app.engine import KV_BITS, RUNTIMES
 from app.schemas.accelerator import MemoryKind
-from app.schemas.build import InterNodeLinkIn, IntraNodeLinkIn, check_build_shape
+from app.schemas.build import (
+    MAX_GROUPS,
+    HostIn,
+    InterNodeLinkIn,
+    IntraNodeLinkIn,
+    PcieGeneration,
+    PcieLanes,
+    check_build_shape,
+)
 from app.schemas.common import HfConfig, Name, NonNegativeMeasure, PositiveMeasure, StrictModel
 from app.schemas.listing import (
     DEFAULT_CONTEXT_TOKENS,
@@ -31,6 +40,7 @@ else:  # enums of the engine's names, so OpenAPI lists them and unknown ones are
     RuntimeName = Literal[tuple(RUNTIMES)]
 Mode = Literal["inference", "training", "lora", "qlora"]
 Parallelism = Literal["auto", "tensor", "pipeline"]
+Offload = Literal["auto", "none"]
 RUNTIME_DESCRIPTION = (
     "inference runtime; null = from the inputs: GGUF precisions and Apple builds -> llama.cpp, "
     "otherwise vLLM (answers say which runtime ran)"
@@ -104,6 +114,11 @@ class WorkloadIn(StrictModel):
     training_tokens: int = Field(strict=True, default=0, ge=0, le=10**15)
     lora_rank: int = Field(strict=True, default=16, ge=1, le=65_536)
     model_flops_utilization: float | None = Field(strict=True, default=None, gt=0, le=1)
+    offload: Offload = Field(
+        default="auto",
+        description="auto: when the model does not fit in accelerator memory, keep layers or MoE "
+        "experts in host RAM (llama.cpp -ngl / --n-cpu-moe) where the runtime can; none: never",
+    )
 
     @model_validator(mode="after")
     def _prompt_within_context(self) -> "WorkloadIn":
@@ -171,13 +186,44 @@ def _slug_or(model: type[BaseModel], what: str) -> Any:
 AcceleratorRef = Annotated[str | InlineAccelerator, _slug_or(InlineAccelerator, "accelerator")]
 
 
+class InlineAcceleratorGroup(StrictModel):
+    """One kind of card in an inline build: a catalog slug or an inline accelerator, x count."""
+
+    accelerator: AcceleratorRef
+    count: int = Field(
+        strict=True, ge=1, le=MAX_ACCELERATORS_PER_NODE, description="cards of this kind per node"
+    )
+    pcie_generation: PcieGeneration | None = None
+    pcie_lanes: PcieLanes | None = Field(default=None, description="electrical lanes per card")
+
+
 class InlineBuild(StrictModel):
-    """A build described in the request instead of named by slug."""
+    """A build described in the request instead of named by slug: one accelerator x
+    accelerators_per_node, or `accelerators` (groups), plus an optional host."""
 
     name: Name
     nodes: int = Field(strict=True, default=1, ge=1, le=MAX_NODES)
-    accelerators_per_node: int = Field(strict=True, ge=1, le=MAX_ACCELERATORS_PER_NODE)
-    accelerator: AcceleratorRef
+    accelerators: list[InlineAcceleratorGroup] | None = Field(
+        default=None,
+        min_length=1,
+        max_length=MAX_GROUPS,
+        description="accelerator groups (card x count per node), instead of accelerator and "
+        "accelerators_per_node",
+    )
+    accelerators_per_node: int | None = Field(
+        strict=True,
+        default=None,
+        ge=1,
+        le=MAX_ACCELERATORS_PER_NODE,
+        validate_default=True,
+        description="required unless accelerators is given",
+    )
+    accelerator: AcceleratorRef | None = Field(
+        default=None, validate_default=True, description="required unless accelerators is given"
+    )
+    host: HostIn | None = Field(
+        default=None, description="CPU and RAM of each node (RAM that offloaded weights use)"
+    )
     intra_node_link: IntraNodeLinkIn | None = Field(
         default=None, description="default: PCIe between several cards, none for one card"
     )
@@ -190,14 +236,40 @@ class InlineBuild(StrictModel):
     power_w: PositiveMeasure | None = None
     price_usd: NonNegativeMeasure | None = None
 
+    @field_validator("accelerators_per_node", "accelerator")
+    @classmethod
+    def _single_form_complete(cls, value: object, info: ValidationInfo) -> object:
+        groups = info.data.get("accelerators")
+        if value is None and groups is None:
+            raise ValueError("required unless accelerators lists the build's groups")
+        if value is not None and groups is not None:
+            raise ValueError("give either accelerators or accelerator/accelerators_per_node")
+        return value
+
+    @property
+    def groups(self) -> list[InlineAcceleratorGroup]:
+        """The build's groups from either form."""
+        if self.accelerators is not None:
+            return self.accelerators
+        assert self.accelerator is not None and self.accelerators_per_node is not None
+        return [InlineAcceleratorGroup(accelerator=self.accelerator,
+                                       count=self.accelerators_per_node)]
+
+    @property
+    def per_node(self) -> int:
+        """Cards in one node over every group."""
+        return sum(g.count for g in self.groups)
+
     @model_validator(mode="after")
     def _consistent(self) -> "InlineBuild":
-        count = self.nodes * self.accelerators_per_node
+        if self.per_node > MAX_ACCELERATORS_PER_NODE:
+            raise ValueError(f"accelerators: more than {MAX_ACCELERATORS_PER_NODE} cards per node")
+        count = self.nodes * self.per_node
         if count > MAX_INLINE_ACCELERATORS:
             raise ValueError(f"nodes x accelerators_per_node exceeds {MAX_INLINE_ACCELERATORS:,}")
         check_build_shape(
             nodes=self.nodes,
-            accelerators_per_node=self.accelerators_per_node,
+            accelerators_per_node=self.per_node,
             scale_up_domain_accelerators=self.scale_up_domain_accelerators,
             inter_node_kind=None if self.inter_node_link is None else self.inter_node_link.kind,
         )

@@ -1,6 +1,6 @@
 """Translate ORM records into the engine's frozen dataclasses (the one place this happens)."""
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import fields
 from typing import Any
 
@@ -15,6 +15,7 @@ from app.engine import (
     model_spec_from_hf_config,
 )
 from app.models import Accelerator, Build, ModelProfile
+from app.schemas.estimate import InlineBuild
 
 _ACCELERATOR_SPEC_FIELDS = tuple(f.name for f in fields(AcceleratorSpec))
 
@@ -59,6 +60,53 @@ def build_spec(
         scale_up_domain_accelerators=build.scale_up_domain_accelerators,
         power_w=build.power_w,
         price_usd=build.price_usd,
+    )
+
+
+def inline_build_spec_from(
+    build: InlineBuild, catalog_accelerator: Callable[[str, str], AcceleratorSpec]
+) -> BuildSpec:
+    """Engine view of an inline build; `catalog_accelerator(slug, field)` resolves a slug (and
+    raises NotFound naming `field`, the request path of that slug)."""
+    groups = []
+    single = build.accelerators is None
+    for index, group in enumerate(build.groups):
+        if isinstance(group.accelerator, str):
+            field = "build.accelerator" if single else f"build.accelerators.{index}.accelerator"
+            acc = catalog_accelerator(group.accelerator, field)
+        else:
+            acc = accelerator_spec(group.accelerator)
+        groups.append(
+            AcceleratorGroup(acc, group.count, group.pcie_generation, group.pcie_lanes)
+        )
+    per_node = build.per_node
+    intra = build.intra_node_link
+    if intra is None:
+        kind = "pcie" if per_node > 1 else "none"
+        if groups[0].accelerator.memory_kind == "unified" and per_node == 1:
+            kind = "unified"
+        intra_link = IntraNodeLink(kind, None)
+    else:
+        intra_link = IntraNodeLink(intra.kind, intra.bandwidth_gbs, intra.latency_us)
+    inter = build.inter_node_link
+    inter_link = (
+        InterNodeLink("none", None)
+        if inter is None
+        else InterNodeLink(inter.kind, inter.bandwidth_gbps, inter.latency_us)
+    )
+    host = build.host
+    return BuildSpec.of_groups(
+        build.name,
+        tuple(groups),
+        nodes=build.nodes,
+        intra_node_link=intra_link,
+        inter_node_link=inter_link,
+        scale_up_domain_accelerators=build.scale_up_domain_accelerators,
+        power_w=build.power_w,
+        price_usd=build.price_usd,
+        host=None
+        if host is None
+        else HostSpec(host.cpu, host.cpu_cores, host.ram_gb, host.ram_bandwidth_gbs),
     )
 
 
