@@ -184,7 +184,8 @@ class BuildIn(PricedRecord):
     @classmethod
     def _single_form_complete(cls, value: object, info: ValidationInfo) -> object:
         # Checked per field (accelerators is declared first) so the error names the field.
-        if value is None and info.data.get("accelerators") is None:
+        # A key missing from info.data means accelerators itself failed (reported there).
+        if value is None and "accelerators" in info.data and info.data["accelerators"] is None:
             raise ValueError("required unless accelerators lists the build's groups")
         return value
 

@@ -239,8 +239,9 @@ class InlineBuild(StrictModel):
     @field_validator("accelerators_per_node", "accelerator")
     @classmethod
     def _single_form_complete(cls, value: object, info: ValidationInfo) -> object:
+        # A key missing from info.data means accelerators itself failed (reported there).
         groups = info.data.get("accelerators")
-        if value is None and groups is None:
+        if value is None and "accelerators" in info.data and groups is None:
             raise ValueError("required unless accelerators lists the build's groups")
         if value is not None and groups is not None:
             raise ValueError("give either accelerators or accelerator/accelerators_per_node")
