@@ -51,6 +51,11 @@ class Settings(BaseSettings):
     amortization_years: float = Field(default=3.0, gt=0)
     electricity_usd_per_kwh: float = Field(default=0.15, ge=0)
     pue: float = Field(default=1.3, ge=1)
+    # Where a model's config.json is fetched by its Hugging Face id (app/services/hf_hub.py):
+    # the Hub itself or a mirror; a token (read access) for gated models; a timeout per fetch.
+    hf_endpoint: str = "https://huggingface.co"
+    hf_token: str | None = Field(default=None, repr=False)
+    hf_timeout_s: float = Field(default=10.0, gt=0, le=120)
 
     @property
     def is_sqlite(self) -> bool:

@@ -1,5 +1,6 @@
 """Domain errors carrying their HTTP status; rendered as problem+json under /api, HTML elsewhere."""
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from http import HTTPStatus
 from typing import Any
@@ -11,6 +12,51 @@ class FieldError:
 
     field: str
     message: str
+
+
+# Pydantic prefixes the text of a ValueError/AssertionError raised in a validator; people need
+# only the reason ("give 2 to 6 builds, got 1").
+_PYDANTIC_PREFIXES = ("Value error, ", "Assertion failed, ")
+
+
+def human_message(error: Mapping[str, Any]) -> str:
+    """One Pydantic error's reason in words a person reads: no "Value error, " prefix, "is
+    required" for a missing field, and the refused value echoed when it is short."""
+    message = str(error.get("msg") or "invalid")
+    for prefix in _PYDANTIC_PREFIXES:
+        if message.startswith(prefix):
+            return message[len(prefix) :]
+    kind = str(error.get("type") or "")
+    if kind == "missing":
+        return "is required"
+    value = error.get("input")
+    if kind != "value_error" and isinstance(value, str | int | float) and not isinstance(
+        value, bool
+    ):
+        text = repr(value) if isinstance(value, str) else str(value)
+        if 0 < len(text) <= 42:
+            return f"{message[:1].lower()}{message[1:]}, got {text}"
+    return f"{message[:1].lower()}{message[1:]}"
+
+
+def field_errors(
+    errors: Iterable[Mapping[str, Any]], *, fallback: str = "(request)", from_request: bool = False
+) -> list[FieldError]:
+    """Pydantic/FastAPI validation errors (`exc.errors()`) as field errors: the dotted field
+    path and a human reason. `from_request` drops FastAPI's leading "query"/"body" when a field
+    path follows it. The one conversion the API, the pages and the records service use."""
+    out = []
+    for error in errors:
+        loc = [str(part) for part in error.get("loc", ())]
+        if from_request and len(loc) > 1:
+            loc = loc[1:]
+        out.append(FieldError(".".join(loc) or fallback, human_message(error)))
+    return out
+
+
+def summary(errors: Iterable[FieldError], *, limit: int = 5) -> str:
+    """"field: reason; field: reason" for a problem's `detail` (at most `limit` of them)."""
+    return "; ".join(f"{e.field}: {e.message}" for e in list(errors)[:limit])
 
 
 class DomainError(Exception):

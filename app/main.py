@@ -18,10 +18,11 @@ from app.config import Settings, get_settings
 from app.db import make_engine, make_sessionmaker
 from app.errors import (
     DomainError,
-    FieldError,
     InvalidInput,
     ServiceUnavailable,
     error_for_status,
+    field_errors,
+    summary,
 )
 from app.middleware import add_production_middleware, tune_gc_for_serving
 
@@ -123,14 +124,8 @@ async def _http_error(request: Request, exc: StarletteHTTPException) -> Response
 
 
 async def _validation_error(request: Request, exc: RequestValidationError) -> Response:
-    errors = []
-    for err in exc.errors():
-        loc = [str(p) for p in err.get("loc", ())]
-        # Drop FastAPI's "body"/"query" prefix only when a field path follows it.
-        path = ".".join(loc[1:] if len(loc) > 1 else loc)
-        errors.append(FieldError(path or "(request)", str(err.get("msg", "invalid"))))
-    summary = "; ".join(f"{e.field}: {e.message}" for e in errors[:5])
-    return render_problem(request, InvalidInput(summary or "invalid input", errors=errors))
+    errors = field_errors(exc.errors(), from_request=True)
+    return render_problem(request, InvalidInput(summary(errors) or "invalid input", errors=errors))
 
 
 async def _database_unavailable(request: Request, exc: OperationalError) -> Response:

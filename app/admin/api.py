@@ -20,7 +20,7 @@ from app.admin.schemas import (
     ModelAdmin,
     ModelFromConfig,
 )
-from app.deps import AdminDep, SessionDep, require_admin
+from app.deps import AdminDep, SessionDep, SettingsDep, require_admin
 from app.errors import NotFound
 from app.models import AuditEvent
 from app.schemas.model_profile import RESERVED_MODEL_SLUGS
@@ -37,6 +37,7 @@ from app.services.admin_records import (
 )
 from app.services.audit import get_event, list_events
 from app.services.catalog import import_document
+from app.services.hf_hub import fetch_config
 from app.services.records import KINDS, MODEL, Kind
 
 PROBLEM_JSON = "application/problem+json"
@@ -268,15 +269,23 @@ def _add_record_routes(kind: Kind) -> None:
     summary="Create a model profile from a Hugging Face config.json",
     responses={
         **BODY_ERRORS,
+        404: _problem("hf_id: no such model on the Hub"),
         409: _problem("a model with this slug exists (PUT replaces it)"),
-        422: _problem("invalid config or fields"),
+        422: _problem("invalid config or fields; hf_id malformed, gated or not a config"),
+        503: _problem("hf_id: the Hub could not be reached"),
     },
 )
 def create_model_from_config(
-    body: ModelFromConfig, session: SessionDep, actor: AdminDep
+    body: ModelFromConfig, session: SessionDep, settings: SettingsDep, actor: AdminDep
 ) -> Response:
-    """Parameter counts left out are computed by the engine and listed in `estimated`."""
-    result = model_from_config(session, actor=actor, **body.model_dump())
+    """Parameter counts left out are computed by the engine and listed in `estimated`. With
+    `hf_id` the config.json is fetched from the Hugging Face Hub first."""
+    values = body.model_dump(exclude={"hf_id"})
+    if body.hf_id is not None:
+        fetched = fetch_config(body.hf_id, settings=settings)
+        values["config"] = fetched.config
+        values["source_url"] = body.source_url or fetched.page_url
+    result = model_from_config(session, actor=actor, **values)
     response = _record_response(result, status_code=201)
     response.headers["Location"] = f"/api/v1/admin/models/{result.slug}"
     return response

@@ -15,6 +15,7 @@ from starlette.datastructures import FormData, UploadFile
 from app.admin.csrf import csrf_token, rotate_csrf_token, verified_form
 from app.admin.documents import parse_document
 from app.admin.forms import BoundForm, display_values, kind_fields, record_from_form
+from app.admin.hub_form import create_model_from_hub, file_hub_errors
 from app.deps import ADMIN_SESSION_KEY, AdminDep, SessionDep, SettingsDep, require_admin
 from app.errors import (
     Conflict,
@@ -34,7 +35,7 @@ from app.services.admin_records import (
     read_record,
     restore_from_audit,
 )
-from app.services.audit import get_event, list_events
+from app.services.audit import field_changes, get_event, list_events
 from app.services.catalog import import_document
 from app.services.catalog_version import current_catalog_version
 from app.services.records import (
@@ -285,7 +286,7 @@ def _event_page(
     kind = KIND_BY_NAME.get(event.kind)
     exists = kind is not None and get_record(session, kind, event.slug) is not None
     before, after = event.before or {}, event.after or {}
-    changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
+    changes = field_changes(before, after)
     return _page(
         request,
         session,
@@ -294,7 +295,7 @@ def _event_page(
             "event": event,
             "kind": kind,
             "exists": exists,
-            "changed": changed,
+            "changes": changes,
             "before_json": json.dumps(event.before, indent=2, ensure_ascii=False),
             "after_json": json.dumps(event.after, indent=2, ensure_ascii=False),
             "can_restore": event.action == "delete" and not exists,
@@ -346,13 +347,30 @@ def create_form(request: Request, session: SessionDep, actor: AdminDep, key: str
 
 @pages.post("/create/{key}")
 def create_record(
-    request: Request, session: SessionDep, actor: AdminDep, form: FormDep, key: str
+    request: Request,
+    session: SessionDep,
+    settings: SettingsDep,
+    actor: AdminDep,
+    form: FormDep,
+    key: str,
 ) -> Response:
-    """Create a record from the form; errors come back next to their fields."""
+    """Create a record from the form; errors come back next to their fields. A new model may
+    name its Hugging Face id instead of pasting its config.json."""
     kind = _kind(key)
     fields = kind_fields(kind, with_slug=True)
     raw, submitted, errors = record_from_form(fields, form)
     bound = BoundForm(fields, submitted)
+    hf_id = _text(form, "hf_id")
+    if kind.name == "model" and hf_id and not errors:
+        try:
+            created = create_model_from_hub(session, raw, hf_id=hf_id, actor=actor,
+                                            settings=settings)
+        except DomainError as exc:
+            session.rollback()
+            file_hub_errors(bound, exc, hf_id=hf_id)
+            return _form_page(request, session, actor, kind, bound, record=None,
+                              status_code=exc.status_code)
+        return _redirect(f"/admin/{kind.key}/{created}?created=1")
     slug = raw.get("slug") if isinstance(raw.get("slug"), str) else ""
     if errors or not slug:
         bound.add_errors(errors or [FieldError("slug", "Field required")])

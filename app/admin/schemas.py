@@ -3,7 +3,7 @@
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, Field
+from pydantic import AfterValidator, BaseModel, Field, model_validator
 
 from app.schemas.accelerator import AcceleratorIn
 from app.schemas.build import BuildIn, Tier
@@ -31,12 +31,22 @@ class ModelAdmin(ModelIn):
 
 
 class ModelFromConfig(StrictModel):
-    """A Hugging Face config.json and what it does not say; missing counts are computed."""
+    """A Hugging Face config.json (or the model's Hub id, to fetch it) and what it does not say;
+    missing counts are computed."""
 
     slug: ModelSlug
     name: Name
-    config: dict[str, Any] = Field(description="the model's config.json, as published")
-    source_url: SourceUrl
+    config: dict[str, Any] | None = Field(
+        default=None, description="the model's config.json, as published (or give hf_id)"
+    )
+    hf_id: str | None = Field(
+        default=None, max_length=200, examples=["meta-llama/Llama-3.1-8B"],
+        description="a Hugging Face model id (org/name): its config.json is fetched from the Hub "
+        "(TIERLINE_HF_ENDPOINT, TIERLINE_HF_TOKEN for gated models); give this or config",
+    )
+    source_url: SourceUrl | None = Field(
+        default=None, description="required with config; with hf_id, defaults to its Hub page"
+    )
     as_of: AsOf | None = Field(default=None, description="defaults to today")
     params_total: int | None = Field(
         default=None, strict=True, gt=0, le=MAX_PARAMS,
@@ -53,6 +63,14 @@ class ModelFromConfig(StrictModel):
     organization: ShortText = ""
     license: ShortText = ""
     notes: Notes = ""
+
+    @model_validator(mode="after")
+    def _one_config_source(self) -> "ModelFromConfig":
+        if (self.config is None) == (self.hf_id is None):
+            raise ValueError("give either config (the config.json) or hf_id (org/name), not both")
+        if self.config is not None and self.source_url is None:
+            raise ValueError("source_url is required with a pasted config")
+        return self
 
 
 class RecordRefOut(BaseModel):

@@ -13,6 +13,7 @@ from pydantic import (
 )
 
 from app.engine import KV_BITS, RUNTIMES
+from app.errors import field_errors
 from app.schemas.accelerator import MemoryKind
 from app.schemas.build import (
     MAX_GROUPS,
@@ -337,8 +338,8 @@ class EstimateRequest(StrictModel):
 def validation_locations(exc: ValidationError) -> list[tuple[str, str]]:
     """(dotted path, message) pairs of a ValidationError."""
     return [
-        (".".join(str(p) for p in err["loc"]) or "(body)", err["msg"])
-        for err in exc.errors(include_url=False)
+        (e.field, e.message)
+        for e in field_errors(exc.errors(include_url=False), fallback="(body)")
     ]
 
 

@@ -1,5 +1,7 @@
 """The audit log: who changed which record, with the record before and after."""
 
+import json
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import func, select
@@ -54,3 +56,57 @@ def list_events(
 def get_event(session: Session, event_id: int) -> AuditEvent | None:
     """One audit event by id."""
     return session.get(AuditEvent, event_id)
+
+
+@dataclass(frozen=True)
+class FieldChange:
+    """One field of a record that an event changed: its dotted path and both values as text."""
+
+    field: str
+    before: str | None  # None: the field did not exist before (or the record did not)
+    after: str | None  # None: the field is gone (or the record was deleted)
+
+    def __str__(self) -> str:
+        return f"{self.field} {self.before or '(none)'} → {self.after or '(none)'}"
+
+
+def _value_text(value: Any, limit: int = 200) -> str:
+    # JSON spelling, so text reads "text" and an empty value reads null; a stored 10000.0 reads
+    # 10000, as the person typed it.
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+        value = int(value)
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _flatten(value: Any, prefix: str, out: dict[str, Any]) -> None:
+    if isinstance(value, dict) and value:
+        for key, inner in value.items():
+            _flatten(inner, f"{prefix}.{key}" if prefix else str(key), out)
+    else:
+        out[prefix] = value
+
+
+def field_changes(
+    before: dict[str, Any] | None, after: dict[str, Any] | None
+) -> list[FieldChange]:
+    """What an event changed, field by field (nested objects by dotted path, lists whole), in
+    field order: "price_usd 10000 → 9800" rather than two whole documents. Version counters are
+    left out: they change on every write and say nothing about what changed."""
+    old: dict[str, Any] = {}
+    new: dict[str, Any] = {}
+    _flatten(before or {}, "", old)
+    _flatten(after or {}, "", new)
+    fields = list(old) + [k for k in new if k not in old]
+    changes = []
+    for name in fields:
+        if name == "version" or (name in old and name in new and old[name] == new[name]):
+            continue
+        changes.append(
+            FieldChange(
+                name,
+                _value_text(old[name]) if name in old else None,
+                _value_text(new[name]) if name in new else None,
+            )
+        )
+    return changes

@@ -195,7 +195,12 @@ def _printable(value: str) -> str:
 
 def _sort_value(field: str) -> Any:
     if field == "tier":
-        return lambda r: (TIER_ORDER.get(r.item["tier"], 99), r.item["price_usd"] or 0.0)
+        # Within a tier, cheapest first and unpriced builds last (nulls last, as documented).
+        return lambda r: (
+            TIER_ORDER.get(r.item["tier"], 99),
+            r.item["price_usd"] is None,
+            r.item["price_usd"] or 0.0,
+        )
     if field in ("name", "slug"):
         return lambda r: r.item[field].casefold()
     return lambda r: r.item[field]

@@ -26,6 +26,7 @@ matplotlib.use("Agg")
 from matplotlib.figure import Figure  # noqa: E402  (the backend must be chosen first)
 from matplotlib.ticker import FuncFormatter  # noqa: E402
 
+from app.formatting import axis_gb, axis_number, axis_usd  # noqa: E402
 from app.services.cache import CatalogCache, Snapshot, ValueCache  # noqa: E402
 
 # Small caches of their own: SVGs are tens of kB each, too big for the shared 20,000 entries.
@@ -87,18 +88,22 @@ def _figure(width_in: float, height_in: float) -> Figure:
     return fig
 
 
-def _gb_label(value: float, _pos: Any = None) -> str:
-    if value >= 1000:
-        return f"{value / 1000:g} TB"
-    return f"{value:g} GB"
+def _plain_ticks(ax: Any, axis: str, label: Callable[[float, Any], str]) -> None:
+    """Ticks of one axis in plain words ("2,000", "$20k"). On a log axis matplotlib labels minor
+    ticks in scientific notation ("2×10³") when the axis spans little more than a decade; here
+    those minor ticks at 2 and 5 × 10ⁿ get plain labels instead, and none on wider axes (where
+    the major ticks suffice and minor labels would collide)."""
+    target = ax.xaxis if axis == "x" else ax.yaxis
 
+    def minor(value: float, pos: Any = None) -> str:
+        low, high = sorted(target.get_view_interval())
+        if value <= 0 or low <= 0 or high / low > 30:
+            return ""
+        leading = round(value / 10 ** math.floor(math.log10(value)), 6)
+        return label(value, pos) if leading in (2.0, 5.0) else ""
 
-def _usd_label(value: float, _pos: Any = None) -> str:
-    if value >= 1e6:
-        return f"${value / 1e6:g}M"
-    if value >= 1e3:
-        return f"${value / 1e3:g}k"
-    return f"${value:g}"
+    target.set_major_formatter(FuncFormatter(label))
+    target.set_minor_formatter(FuncFormatter(minor))
 
 
 @dataclass(frozen=True)
@@ -113,23 +118,32 @@ class TierPoint:
     largest_model_gb: float | None
 
 
+# A phone shows a chart about 360 CSS px wide: a narrow, tall figure with larger text stays
+# legible there, where the laptop figure would shrink its labels to ~5 px.
+PHONE_RC: dict[Any, Any] = {**_RC, "font.size": 11}
+
+
 def tier_line_svg(points: Sequence[TierPoint], *, story_need_gb: float | None = None,
-                  story_label: str | None = None) -> str:
+                  story_label: str | None = None, phone: bool = False) -> str:
     """The tier line as three bands (desktop, DGX, cluster), one above the other, sharing
     log-scale axes: accelerator memory against price, and a tick per build at the size of the
-    largest model it runs. Tiers overlap in price, so each gets its own band."""
-    key = ("tier_line", tuple(points), story_need_gb, story_label)
+    largest model it runs. Tiers overlap in price, so each gets its own band. `phone` draws
+    the narrow variant (same data, larger text)."""
+    key = ("tier_line", tuple(points), story_need_gb, story_label, phone)
     return SVG_BY_DATA.get(
-        key, lambda: _tier_line_svg(points, story_need_gb=story_need_gb, story_label=story_label)
+        key,
+        lambda: _tier_line_svg(points, story_need_gb=story_need_gb, story_label=story_label,
+                               phone=phone),
     )
 
 
 def _tier_line_svg(points: Sequence[TierPoint], *, story_need_gb: float | None,
-                   story_label: str | None) -> str:
+                   story_label: str | None, phone: bool = False) -> str:
     tiers = ("desktop", "dgx", "cluster")
     priced = [p for p in points if p.price_usd > 0 and p.memory_gb > 0]
-    with matplotlib.rc_context(_RC):
-        fig = _figure(9.0, 7.0)
+    small = 10 if phone else 8.5
+    with matplotlib.rc_context(PHONE_RC if phone else _RC):
+        fig = _figure(4.6, 8.0) if phone else _figure(9.0, 7.0)
         axes = fig.subplots(len(tiers), 1, sharex=True, sharey=True)
         layout = fig.get_layout_engine()
         if isinstance(layout, ConstrainedLayoutEngine):
@@ -149,24 +163,31 @@ def _tier_line_svg(points: Sequence[TierPoint], *, story_need_gb: float | None,
                        s=46, color=TIER_COLOURS[tier], zorder=3, edgecolor="white",
                        linewidth=0.8)
             ax.text(0.01, 0.93, f"{TIER_LABELS[tier]} · {len(tier_points)} priced builds",
-                    transform=ax.transAxes, ha="left", va="top", fontsize=10,
+                    transform=ax.transAxes, ha="left", va="top", fontsize=11 if phone else 10,
                     fontweight="bold", color=TIER_COLOURS[tier])
             if story_need_gb:
                 ax.axhline(story_need_gb, color="#a8231a", linestyle="--", linewidth=1.1,
                            zorder=1)
             ax.grid(True, which="major", color=GRID, linewidth=0.6)
-            ax.yaxis.set_major_formatter(FuncFormatter(_gb_label))
+            _plain_ticks(ax, "y", axis_gb)
         if story_need_gb:
-            axes[0].text(0.99, story_need_gb, f"{story_label or _gb_label(story_need_gb)} ",
+            axes[0].text(0.99, story_need_gb, f"{story_label or axis_gb(story_need_gb)} ",
                          transform=axes[0].get_yaxis_transform(), ha="right", va="bottom",
-                         fontsize=9, color="#a8231a")
-        axes[-1].xaxis.set_major_formatter(FuncFormatter(_usd_label))
+                         fontsize=small, color="#a8231a")
+        _plain_ticks(axes[-1], "x", axis_usd)
         axes[-1].set_xlabel("Build price (USD, log scale)")
         axes[1].set_ylabel("Accelerator memory (log scale)")
         axes[-1].scatter([], [], s=46, color=MUTED, label="total accelerator memory")
         axes[-1].scatter([], [], s=60, marker="_", color=MUTED, linewidth=2.2,
                          label="largest runnable catalog model (rule-of-thumb size)")
-        axes[-1].legend(loc="lower right", fontsize=8.5, frameon=False)
+        if phone:
+            # No room inside the bands: the legend goes under the axis, one entry per line.
+            axes[-1].legend(loc="upper center", bbox_to_anchor=(0.5, -0.32), fontsize=small,
+                            frameon=False)
+            axes[-1].set_xlabel("Build price (USD, log)")
+            axes[1].set_ylabel("Accelerator memory (log)")
+        else:
+            axes[-1].legend(loc="lower right", fontsize=small, frameon=False)
         return _svg(fig)
 
 
@@ -189,22 +210,22 @@ def _memory_breakdown_svg(memory: dict[str, Any], *, accelerators_used: int) -> 
             if value <= 0:
                 continue
             ax_total.barh(0, value, left=left, color=colour, height=0.5,
-                          label=f"{COMPONENT_LABELS[key]} {_gb_label(round(value, 1))}")
+                          label=f"{COMPONENT_LABELS[key]} {axis_gb(round(value, 1))}")
             left += value
         available_total = float(memory.get("available_total_gb") or 0.0)
         rule = float(memory.get("rule_of_thumb_gb") or 0.0)
         ax_total.axvline(available_total, color=INK, linewidth=1.6)
         ax_total.text(available_total, 0.5,
-                      f" usable on the build: {_gb_label(round(available_total))}",
+                      f" usable on the build: {axis_gb(round(available_total))}",
                       fontsize=8.5, color=INK, va="center")
         if rule > 0:
             ax_total.axvline(rule, color="#a8231a", linestyle="--", linewidth=1.2)
-            ax_total.text(rule, -0.5, f" rule of thumb {_gb_label(round(rule))}", fontsize=8.5,
+            ax_total.text(rule, -0.5, f" rule of thumb {axis_gb(round(rule))}", fontsize=8.5,
                           color="#a8231a", va="center")
         ax_total.set_yticks([0], ["Whole model"])
         ax_total.set_ylim(-0.75, 0.75)
         ax_total.set_xlim(0, max(left, available_total, rule) * 1.45 or 1)
-        ax_total.xaxis.set_major_formatter(FuncFormatter(_gb_label))
+        ax_total.xaxis.set_major_formatter(FuncFormatter(axis_gb))
         ax_total.legend(loc="upper center", bbox_to_anchor=(0.5, -0.28), ncols=3, fontsize=8,
                         frameon=False)
 
@@ -213,16 +234,16 @@ def _memory_breakdown_svg(memory: dict[str, Any], *, accelerators_used: int) -> 
         fits = need_one <= have_one
         ax_one.barh(0, need_one, color="#136c34" if fits else "#a8231a", height=0.5)
         ax_one.axvline(have_one, color=INK, linewidth=1.6)
-        ax_one.text(have_one, 0.5, f" usable per accelerator: {_gb_label(round(have_one, 1))}",
+        ax_one.text(have_one, 0.5, f" usable per accelerator: {axis_gb(round(have_one, 1))}",
                     fontsize=8.5, color=INK, va="center")
         verdict = "fits" if fits else "does not fit"
         ax_one.text(need_one, -0.5,
-                    f" {_gb_label(round(need_one, 1))} on the fullest of {accelerators_used}:"
+                    f" {axis_gb(round(need_one, 1))} on the fullest of {accelerators_used}:"
                     f" {verdict}", fontsize=8.5, color=INK, va="center")
         ax_one.set_yticks([0], ["Fullest accelerator"])
         ax_one.set_ylim(-0.75, 0.75)
         ax_one.set_xlim(0, max(need_one, have_one) * 1.6 or 1)
-        ax_one.xaxis.set_major_formatter(FuncFormatter(_gb_label))
+        ax_one.xaxis.set_major_formatter(FuncFormatter(axis_gb))
         for ax in (ax_total, ax_one):
             ax.grid(True, axis="x", color=GRID, linewidth=0.6)
             ax.set_axisbelow(True)
@@ -277,7 +298,8 @@ def _cost_speed_svg(points: Sequence[CostSpeedPoint]) -> str:
                 ax.annotate(p.name, xy=(p.price_usd, p.decode_tokens_per_s), xytext=(6, 5),
                             textcoords="offset points", fontsize=8, color=INK)
                 last = p
-        ax.xaxis.set_major_formatter(FuncFormatter(_usd_label))
+        _plain_ticks(ax, "x", axis_usd)
+        _plain_ticks(ax, "y", axis_number)
         ax.set_xlabel("Build price (USD, log scale)")
         ax.set_ylabel("Decode speed per sequence (tokens/s)")
         ax.set_ylim(bottom=0)
@@ -292,3 +314,56 @@ SVG_HEADERS = {
     "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'",
     "Cache-Control": "public, max-age=300",
 }
+
+
+SERIES_COLOURS = ("#1f56c9", "#b5452b", "#2f7d5b", "#7a3fb0", "#e3a21a", "#2f9e8f", "#545d69")
+
+
+@dataclass(frozen=True)
+class CurveSeries:
+    """One build's serving curve: (tokens/s per user, tokens/s per accelerator) per concurrency,
+    and its operating point at the SLO when there is one."""
+
+    name: str
+    points: tuple[tuple[float, float], ...]
+    operating_point: tuple[float, float] | None = None
+
+
+def serving_curve_svg(
+    series: Sequence[CurveSeries], *, min_tokens_per_s_per_user: float | None = None
+) -> str:
+    """Throughput per accelerator (log) against tokens/s per user, one line per build, the
+    region meeting the per-user limit shaded. For the serving page, and for the build page and
+    compare (one series per build)."""
+    key = ("serving_curve", tuple(series), min_tokens_per_s_per_user)
+    return SVG_BY_DATA.get(
+        key, lambda: _serving_curve_svg(series, min_tokens_per_s_per_user)
+    )
+
+
+def _serving_curve_svg(series: Sequence[CurveSeries], min_user: float | None) -> str:
+    with matplotlib.rc_context(_RC):
+        fig = _figure(8.5, 4.8)
+        ax = fig.add_subplot()
+        ax.set_yscale("log")
+        xs = [x for s in series for x, _ in s.points]
+        right = max(xs) * 1.08 if xs else 1.0
+        if min_user is not None:
+            ax.axvspan(min_user, max(right, min_user * 1.1), color="#2f7d5b", alpha=0.10,
+                       zorder=0, label=f"meets ≥ {min_user:g} tokens/s per user")
+            ax.axvline(min_user, color="#2f7d5b", linewidth=1.1, linestyle="--", zorder=1)
+        for index, s in enumerate(series):
+            colour = SERIES_COLOURS[index % len(SERIES_COLOURS)]
+            ax.plot([x for x, _ in s.points], [y for _, y in s.points], color=colour,
+                    linewidth=1.6, marker="o", markersize=3.5, label=s.name, zorder=3)
+            if s.operating_point is not None:
+                ax.plot(*s.operating_point, marker="o", markersize=11, markerfacecolor="none",
+                        markeredgecolor=INK, markeredgewidth=1.6, zorder=4)
+                ax.annotate("operating point", xy=s.operating_point, xytext=(8, 6),
+                            textcoords="offset points", fontsize=8.5, color=INK)
+        ax.set_xlim(0, max(right, (min_user or 0) * 1.2))
+        ax.set_xlabel("Tokens/s per user (interactivity, estimate)")
+        ax.set_ylabel("Tokens/s per accelerator (log, estimate)")
+        ax.grid(True, which="major", color=GRID, linewidth=0.6)
+        ax.legend(loc="upper right", fontsize=8.5, frameon=False)
+        return _svg(fig)

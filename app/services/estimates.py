@@ -49,7 +49,7 @@ from app.engine import (
     failover,
     model_spec_from_hf_config,
 )
-from app.errors import ContentTooLarge, DomainError, FieldError, InvalidInput
+from app.errors import ContentTooLarge, DomainError, FieldError, InvalidInput, field_errors, summary
 from app.metrics import count_engine_evaluations
 from app.schemas.estimate import (
     DEFAULT_PROMPT_TOKENS,
@@ -495,12 +495,8 @@ def parse_estimate_request(raw: Any) -> EstimateRequest:
         # Form values are text: parse numbers from it (the JSON API takes them strictly).
         return EstimateRequest.model_validate(raw, strict=False, context={FORM_TEXT: True})
     except ValidationError as exc:
-        errors = [
-            FieldError(".".join(str(p) for p in e["loc"]) or "(request)", e["msg"])
-            for e in exc.errors(include_url=False)
-        ]
-        summary = "; ".join(f"{e.field}: {e.message}" for e in errors[:5])
-        raise InvalidInput(summary, errors=errors) from None
+        errors = field_errors(exc.errors(include_url=False))
+        raise InvalidInput(summary(errors), errors=errors) from None
 
 
 def builds_fitting_model(

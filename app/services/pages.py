@@ -12,6 +12,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from app.config import Settings
+from app.engine.cost import build_price_usd
 from app.models import Accelerator, Build, ModelProfile
 from app.services.builds import find_build, pooled_memory_gb
 from app.services.cache import snapshot
@@ -119,6 +120,11 @@ class BuildModelFits:
     precisions: tuple[str, ...]
     runs: tuple[ModelFit, ...]  # fits, largest model first
     does_not_run: tuple[ModelFit, ...]  # fits at no precision tried, largest first
+    accelerator_name: str
+    accelerator_price_usd: float | None
+    # The engine prices an unpriced build as accelerators x unit price (engine.build_price_usd);
+    # the page must say so wherever a cost figure rests on it. None when the build has a price.
+    derived_price_usd: float | None
 
 
 def build_model_fits(
@@ -164,6 +170,9 @@ def build_model_fits(
         precisions=precisions,
         runs=tuple(runs),
         does_not_run=tuple(misses),
+        accelerator_name=row.item["accelerator_name"],
+        accelerator_price_usd=row.spec.accelerator.price_usd,
+        derived_price_usd=build_price_usd(row.spec) if price is None else None,
     )
 
 

@@ -22,6 +22,7 @@ from app.engine import (
     model_spec_from_hf_config,
 )
 from app.errors import FieldError
+from app.errors import field_errors as errors_from
 from app.models import Accelerator, Build, BuildAcceleratorGroup, ModelProfile
 from app.models._mixins import utcnow
 from app.schemas.accelerator import AcceleratorIn
@@ -86,12 +87,8 @@ def strip_read_only(raw: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def field_errors(exc: ValidationError) -> list[FieldError]:
-    """Pydantic errors as (dotted field path, reason) pairs."""
-    errors = []
-    for err in exc.errors(include_url=False):
-        loc = ".".join(str(part) for part in err["loc"]) or "(record)"
-        errors.append(FieldError(loc, err["msg"]))
-    return errors
+    """Pydantic errors of a record as (dotted field path, reason) pairs."""
+    return errors_from(exc.errors(include_url=False), fallback="(record)")
 
 
 # ---- ORM → document ------------------------------------------------------------------------

@@ -2,12 +2,14 @@
 
 from fastapi import APIRouter
 
-from app.web import builds, compare, estimate, home, models, recommend, reference
+from app.web import builds, compare, estimate, home, models, recommend, reference, serving
 from app.web.errors import render_error_page
 
 # Included one by one into the app (app.main), like the API routers: no nesting level to match.
 ROUTERS: tuple[APIRouter, ...] = tuple(
-    module.router for module in (home, builds, models, estimate, compare, recommend, reference)
+    module.router for module in (
+        home, builds, models, estimate, serving, compare, recommend, reference
+    )
 )
 
 __all__ = ["ROUTERS", "render_error_page"]

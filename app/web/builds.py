@@ -1,5 +1,6 @@
 """The build catalog pages: the filterable list and each build's spec sheet."""
 
+from dataclasses import dataclass
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -13,27 +14,48 @@ from app.schemas.listing import BuildQuery
 from app.services.builds import build_parts, get_build, list_builds
 from app.services.pages import build_model_fits, filter_options
 from app.web.common import Notice, notices_from, parse_query, raw_query, render, with_query
-from app.web.templating import tier_name
+from app.web.templating import precision_label, tier_name
 
 router = APIRouter(include_in_schema=False)
 
-# Columns of the list: (label, sort key or None, numeric, unit hint)
+@dataclass(frozen=True)
+class Column:
+    """A column of the build list: its key (for ?hide=), heading, sort field and unit hint."""
+
+    key: str
+    label: str
+    sort: str | None
+    numeric: bool = False
+    hint: str | None = None
+    optional: bool = True  # the column picker can hide it
+
+
+# In priority order: the build's name is always shown; the picker hides any of the others.
 BUILD_COLUMNS = (
-    ("Build", "name", False, None),
-    ("Tier", "tier", False, None),
-    ("Accelerators", "accelerator_count", False, None),
-    ("Total memory", "total_memory_gb", True, "GB"),
-    ("Pooled memory", "pooled_memory_gb", True, "GB"),
-    ("GPU-to-GPU link", "intra_node_bandwidth_gbs", True, "GB/s"),
-    ("Power", "power_w", True, "W"),
-    ("Price", "price_usd", True, "USD"),
+    Column("name", "Build", "name", optional=False),
+    Column("tier", "Tier", "tier"),
+    Column("accelerators", "Accelerators", "accelerator_count"),
+    Column("total_memory_gb", "Total memory", "total_memory_gb", True, "GB"),
+    Column("price_usd", "Price", "price_usd", True, "USD"),
+    Column("power_w", "Power", "power_w", True, "W"),
+    Column("pooled_memory_gb", "Pooled memory", "pooled_memory_gb", True, "GB"),
+    Column("link", "GPU-to-GPU link", "intra_node_bandwidth_gbs", False, "GB/s"),
 )
+HIDEABLE = {c.key for c in BUILD_COLUMNS if c.optional}
+
+
+def hidden_columns(request: Request) -> list[str]:
+    """The columns the picker hid (?hide=power_w&hide=link), known keys only, in column order."""
+    asked = set(request.query_params.getlist("hide"))
+    return [c.key for c in BUILD_COLUMNS if c.key in asked and c.key in HIDEABLE]
+
+
 PER_PAGE_CHOICES = (10, 25, 50, 100, 200)
 
 
 def precision_options() -> list[tuple[str, str]]:
     """Weight precisions for select boxes, in the engine's order."""
-    return [(name, name.upper() if "_" not in name else name) for name in PRECISIONS]
+    return [(name, precision_label(name)) for name in PRECISIONS]
 
 
 @router.get("/builds", response_class=HTMLResponse)
@@ -54,13 +76,16 @@ def builds_page(request: Request, session: SessionDep) -> HTMLResponse:
 
     filters = query.filters()
     sort = query.sort or BuildQuery.DEFAULT_SORT
-    # State every link keeps: filters, sort and page size (page itself is per link).
-    state: dict[str, Any] = {**filters, "sort": query.sort}
+    hidden = hidden_columns(request)
+    # State every link keeps: filters, sort, hidden columns and page size (page is per link).
+    state: dict[str, Any] = {**filters, "sort": query.sort, "hide": hidden or None}
     if query.per_page != BuildQuery.model_fields["per_page"].default:
         state["per_page"] = query.per_page
     paged = {**state, "page": query.page if query.page > 1 else None}
-    json_url = with_query("/api/v1/builds", paged)
-    csv_url = with_query("/api/v1/builds.csv", state)
+    # The JSON and CSV carry every column whatever the picker shows.
+    data_state = {k: v for k, v in state.items() if k != "hide"}
+    json_url = with_query("/api/v1/builds", {**data_state, "page": paged["page"]})
+    csv_url = with_query("/api/v1/builds.csv", data_state)
     canonical = with_query("/builds", paged)
     options = filter_options(session)
     fits_model_name = dict(options.models).get(query.fits_model or "", None)
@@ -74,7 +99,9 @@ def builds_page(request: Request, session: SessionDep) -> HTMLResponse:
             "raw": raw,
             "state": state,
             "sort": sort,
-            "columns": BUILD_COLUMNS,
+            "columns": [c for c in BUILD_COLUMNS if c.key not in hidden],
+            "all_columns": BUILD_COLUMNS,
+            "hidden": hidden,
             "tiers": [(t, tier_name(t)) for t in TIERS],
             "options": options,
             "precisions": precision_options(),

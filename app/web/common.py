@@ -11,7 +11,7 @@ from fastapi.responses import HTMLResponse, Response
 from pydantic import BaseModel, ValidationError
 from sqlalchemy.orm import Session
 
-from app.errors import FieldError
+from app.errors import FieldError, field_errors
 from app.services.cache import snapshot
 from app.services.pages import catalog_provenance
 from app.web.templating import get_templates
@@ -22,6 +22,7 @@ NAV = (
     ("/models", "Models"),
     ("/compare", "Compare"),
     ("/estimate", "Calculator"),
+    ("/serving", "Serving"),
     ("/recommend", "Recommend"),
     ("/glossary", "Glossary"),
     ("/about", "About the numbers"),
@@ -43,12 +44,8 @@ def notices_from(errors: Iterable[FieldError]) -> list[Notice]:
 
 
 def validation_notices(exc: ValidationError) -> list[Notice]:
-    """A Pydantic error as notices ("min_memory_gb: Input should be a valid number")."""
-    notices = []
-    for err in exc.errors(include_url=False):
-        field = ".".join(str(p) for p in err["loc"]) or "(query)"
-        notices.append(Notice(f"{field}: {err['msg']}", field=field))
-    return notices
+    """A Pydantic error as notices ("min_memory_gb: input should be a valid number, got 'x'")."""
+    return notices_from(field_errors(exc.errors(include_url=False), fallback="(query)"))
 
 
 def query_string(params: Mapping[str, Any] | Iterable[tuple[str, Any]]) -> str:

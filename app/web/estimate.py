@@ -19,6 +19,7 @@ from app.models import INTER_NODE_LINK_KINDS, INTRA_NODE_LINK_KINDS, MEMORY_KIND
 from app.services.cache import snapshot
 from app.services.charts import SVG_HEADERS, cached_chart, memory_breakdown_svg
 from app.services.estimates import cost_assumptions, parse_estimate_request, run_estimate
+from app.services.hf_hub import fetch_config
 from app.services.pages import filter_options
 from app.web.builds import precision_options
 from app.web.common import Notice, raw_query, render, with_query
@@ -301,10 +302,38 @@ def _in_words(message: str) -> str:
     return message.removeprefix("Value error, ")
 
 
+# ---- hf_id: a model by its Hugging Face id (issue 15, item 11) -------------------------------
+# Kept apart from the form parsing above: the id is turned into the pasted-config fields, so
+# everything after it treats a fetched config exactly like a pasted one.
+
+
+def with_hub_config(raw: dict[str, str], settings: Settings) -> dict[str, str]:
+    """The query with `hf_id`'s config.json from the Hub in place of a pasted config, when the
+    model comes from a config (or nothing else names one); raises a DomainError on `hf_id`."""
+    hf_id = raw.get("hf_id", "").strip()
+    source = raw.get("model_source")
+    if not hf_id or not (source == "config" or (source is None and "model" not in raw)):
+        return raw
+    if raw.get("config", "").strip():
+        message = "give either a Hugging Face id or a pasted config.json, not both"
+        raise InvalidInput(f"hf_id: {message}", errors=[FieldError("hf_id", message)])
+    fetched = fetch_config(hf_id, settings=settings, field="hf_id")
+    return {
+        **raw,
+        "model_source": "config",
+        "config": json.dumps(fetched.config),
+        "model_name": raw.get("model_name") or fetched.hf_id,
+    }
+
+
 def evaluate(
     session: Any, settings: Settings, raw: dict[str, str]
 ) -> tuple[dict[str, Any] | None, list[Notice], int]:
     """(answer or None, notices, status) for a calculator query."""
+    try:
+        raw = with_hub_config(raw, settings)
+    except DomainError as error:
+        return None, _form_notices(error.errors), error.status_code
     body, errors = request_from_form(raw)
     if body is None and not errors:
         return None, [], 200

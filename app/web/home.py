@@ -1,7 +1,7 @@
 """The home page: the tier line from desktop to DGX to cluster, with its story in numbers."""
 
 from fastapi import APIRouter, Request
-from fastapi.responses import HTMLResponse, Response
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlalchemy.orm import Session
 
 from app.config import Settings
@@ -47,6 +47,7 @@ def _home_page(request: Request, session: Session, settings: Settings) -> HTMLRe
             "query": query,
             "precisions": precision_options(),
             "chart_url": with_query("/tierline.svg", state),
+            "phone_chart_url": with_query("/tierline.svg", {**state, "size": "phone"}),
             "notices": parsed.notices,
         },
         json_url=with_query("/api/v1/tiers", state),
@@ -57,8 +58,9 @@ def _home_page(request: Request, session: Session, settings: Settings) -> HTMLRe
 @router.get("/tierline.svg")
 def tier_line_chart(request: Request, session: SessionDep, settings: SettingsDep) -> Response:
     """The tier-line chart (memory against price, log scales) as SVG, cached per catalog
-    version and precision."""
+    version and precision; ?size=phone draws the narrow variant phones are given."""
     query = parse_query(TiersQuery, raw_query(request)).query
+    phone = request.query_params.get("size") == "phone"
     line = tier_line(session, precision=query.precision, context_tokens=query.context_tokens)
     story = tier_story(session, settings=settings)
 
@@ -83,8 +85,17 @@ def tier_line_chart(request: Request, session: SessionDep, settings: SettingsDep
             if story
             else None
         )
-        return tier_line_svg(points, story_need_gb=need, story_label=label)
+        return tier_line_svg(points, story_need_gb=need, story_label=label, phone=phone)
 
-    svg = cached_chart(snapshot(session), ("tierline", query.model_dump_json()), draw)
+    key = ("tierline", query.model_dump_json(), phone)
+    svg = cached_chart(snapshot(session), key, draw)
     return Response(svg, media_type="image/svg+xml",
                     headers=SVG_HEADERS)
+
+
+@router.get("/calculator")
+def calculator_alias(request: Request) -> RedirectResponse:
+    """People type /calculator (the navigation calls it that): send them to /estimate, query
+    kept, with a permanent redirect."""
+    query = request.url.query
+    return RedirectResponse(f"/estimate?{query}" if query else "/estimate", status_code=308)

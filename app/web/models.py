@@ -97,12 +97,36 @@ def model_page(
             "precisions": precision_options(),
             "attention_name": ATTENTION_NAMES.get(model["attention"], model["attention"]),
             "rules": rules,
+            "head_dims": head_dimensions(model),
             "recommend_url": with_query("/recommend", {"model": slug, **state}),
             "notices": parsed.notices,
         },
         json_url=f"/api/v1/models/{slug}",
         canonical=with_query(f"/models/{slug}", _non_default(state)),
     )
+
+
+def head_dimensions(model: dict[str, Any]) -> list[tuple[str, int]]:
+    """The attention head sizes to show. MLA models (DeepSeek-V3, Kimi K2) split a query/key head
+    into a part without position (nope) and a RoPE part, and give values their own size; the
+    single `head_dim` a config may also carry (or that hidden/heads gives) means nothing there."""
+    config = model.get("config") or {}
+    nope, rope, value = (
+        config.get(k) for k in ("qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
+    )
+    if (
+        model.get("attention") == "mla"
+        and isinstance(nope, int)
+        and isinstance(rope, int)
+        and isinstance(value, int)
+    ):
+        return [
+            ("query/key", nope + rope),
+            ("of which without position (nope)", nope),
+            ("RoPE", rope),
+            ("value", value),
+        ]
+    return [("per head", model["head_dim"])]
 
 
 def _non_default(state: dict[str, Any]) -> dict[str, Any]:

@@ -107,7 +107,66 @@
     });
   }
 
+  /* After a form is submitted, move focus to what it answered (the result heading, the count,
+     or the error notices) instead of leaving keyboard users at the top of a new page. A flag in
+     sessionStorage marks "this page load came from a submit", so ordinary visits keep the
+     browser's focus. Without JavaScript, forms whose action carries a #fragment still scroll. */
+  var FOCUS_KEY = "tierline:focus-after-submit";
+  var RESULT_SELECTORS = ["#result", "#results", "#result-count", "[data-result-target]"];
+
+  function rememberSubmit(event) {
+    var form = event.target;
+    if (!form || form.tagName !== "FORM") return;
+    var method = (form.getAttribute("method") || "get").toLowerCase();
+    if (method !== "get" && method !== "post") return;
+    var action = new URL(form.getAttribute("action") || window.location.href, window.location.href);
+    try {
+      window.sessionStorage.setItem(FOCUS_KEY, JSON.stringify({
+        path: action.pathname,
+        target: form.getAttribute("data-result") || ""
+      }));
+    } catch (e) { /* storage disabled: nothing to remember */ }
+  }
+
+  function resultTarget(wanted) {
+    var errors = document.querySelector("main .notices .notice, main .field-error");
+    if (errors) return errors.closest(".notices") || errors;
+    var selectors = wanted ? [wanted].concat(RESULT_SELECTORS) : RESULT_SELECTORS;
+    for (var i = 0; i < selectors.length; i++) {
+      var found = document.querySelector(selectors[i]);
+      if (found) return found;
+    }
+    var forms = document.querySelectorAll("main form");
+    var last = forms.length ? forms[forms.length - 1] : null;
+    var headings = document.querySelectorAll("main h2, main [role=status]");
+    for (var j = 0; j < headings.length; j++) {
+      if (!last || (last.compareDocumentPosition(headings[j]) & Node.DOCUMENT_POSITION_FOLLOWING)) {
+        return headings[j];
+      }
+    }
+    return null;
+  }
+
+  function focusResultAfterSubmit() {
+    var saved = null;
+    try {
+      saved = JSON.parse(window.sessionStorage.getItem(FOCUS_KEY) || "null");
+      window.sessionStorage.removeItem(FOCUS_KEY);
+    } catch (e) { saved = null; }
+    if (!saved || saved.path !== window.location.pathname) return;
+    var target = resultTarget(saved.target);
+    if (!target) return;
+    if (!target.hasAttribute("tabindex") && !/^(A|BUTTON|INPUT|SELECT|TEXTAREA)$/.test(target.tagName)) {
+      target.setAttribute("tabindex", "-1");
+    }
+    target.classList.add("focus-target");
+    target.focus({ preventScroll: true });
+    target.scrollIntoView({ block: "start" });
+  }
+
   function init() {
+    document.addEventListener("submit", rememberSubmit, true);
+    focusResultAfterSubmit();
     initCopyButtons();
     initComparePicker();
     initSourceToggles();

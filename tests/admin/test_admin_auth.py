@@ -17,7 +17,11 @@ WRITE_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
 # Sign-in and sign-out cannot require a session; they are CSRF-checked instead.
 CSRF_ONLY = {("POST", "/admin/login"), ("POST", "/admin/logout")}
 # POSTs that compute an answer and write nothing. Adding a route here is a reviewed decision.
-READ_ONLY_POSTS = {("POST", "/api/v1/estimate"), ("POST", "/api/v1/estimate/batch")}
+READ_ONLY_POSTS = {
+    ("POST", "/api/v1/estimate"),
+    ("POST", "/api/v1/estimate/batch"),
+    ("POST", "/api/v1/serving"),
+}
 
 
 def _calls(dependant: Any) -> set[Any]:

@@ -80,7 +80,7 @@ def _check_down(client: TestClient, path: str) -> None:
     elif path not in NO_DATABASE_NEEDED and path != "/metrics":
         # Anything else may only answer without the database if it truly does not use it:
         # redirects and auth challenges are fine, a 200 from a catalog page is not.
-        assert response.status_code in (200, 303, 401, 404, 422), (path, response.status_code)
+        assert response.status_code in (200, 303, 308, 401, 404, 422), (path, response.status_code)
     if path in MUST_REPORT:
         assert response.status_code == 503, (path, response.status_code)
 
