@@ -235,6 +235,10 @@ def serve(
     import uvicorn
 
     settings = get_settings()
+    problem = settings.exposure_problem(host or settings.host)
+    if problem is not None:
+        typer.echo(f"refusing to start: {problem}", err=True)
+        raise typer.Exit(2)
     if not no_migrate:
         migrate()
         if settings.seed_on_start and _catalog_is_empty(settings.database_url):

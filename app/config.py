@@ -3,7 +3,7 @@
 from functools import lru_cache
 from pathlib import Path
 
-from pydantic import Field
+from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -20,6 +20,10 @@ def data_dir(name: str) -> Path:
     return bundled if bundled.is_dir() else PROJECT_ROOT / name
 
 
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
+PUBLISHED_SECRET_KEYS = frozenset({"change-me-in-production", "changeme", "secret"})
+
+
 class Settings(BaseSettings):
     """Runtime configuration; defaults serve the seeded catalog from ./tierline.db."""
 
@@ -34,18 +38,27 @@ class Settings(BaseSettings):
     static_dir: Path = data_dir("static")
     seed_dir: Path = data_dir("seed_data")
     docs_dir: Path = data_dir("docs")
-    # Signs the admin session cookie; set it in production so sessions survive restarts
-    # and are shared by every worker.
-    secret_key: str = "change-me-in-production"
+    # Signs the admin session cookie. Unset (the default), a random key is generated on first
+    # start and kept in the database, shared by every worker and host (docs/deploy.md).
+    secret_key: str | None = None
     db_connect_timeout_s: float = Field(default=3.0, gt=0)
     max_body_bytes: int = Field(default=1_048_576, gt=0)
     max_import_bytes: int = Field(default=10_485_760, gt=0)
+    # A request body still incomplete after this long is answered 408 (bodies are read before a
+    # request is admitted, so a slow client only ever holds its own connection).
+    body_timeout_s: float = Field(default=60.0, gt=0)
+    # Strict-Transport-Security max-age on responses served over HTTPS; 0 sends no HSTS header.
+    hsts_max_age_s: int = Field(default=31_536_000, ge=0)
     login_attempts_per_minute: int = Field(default=10, ge=1)
     admin_session_max_age_s: int = Field(default=28_800, ge=60, le=2_592_000)
     # Requests each worker process works on at once; the rest wait in arrival order
     # (app/middleware.py, docs/deploy.md).
     max_concurrent_requests: int = Field(default=4, ge=1, le=1000)
     forwarded_allow_ips: str = "127.0.0.1"
+    # Host names the service answers to (comma-separated; "*.example.org" wildcards). Absolute
+    # URLs (Link, next_url, canonical) are built from the Host header, so any other Host is
+    # refused with 400. Empty: any Host, which `serve` accepts only on a loopback interface.
+    allowed_hosts: str = ""
     log_level: str = "info"
     # Cost assumptions the engine quotes by default.
     amortization_years: float = Field(default=3.0, gt=0)
@@ -56,6 +69,32 @@ class Settings(BaseSettings):
     hf_endpoint: str = "https://huggingface.co"
     hf_token: str | None = Field(default=None, repr=False)
     hf_timeout_s: float = Field(default=10.0, gt=0, le=120)
+
+    @field_validator("secret_key")
+    @classmethod
+    def _not_a_published_key(cls, value: str | None) -> str | None:
+        # The key earlier releases shipped as the default: public, so it signs nothing here.
+        if value is not None and value.strip().lower() in PUBLISHED_SECRET_KEYS:
+            raise ValueError(
+                "is a published placeholder anyone can sign cookies with; unset "
+                "TIERLINE_SECRET_KEY to use a key generated and kept in the database"
+            )
+        return value
+
+    @property
+    def allowed_host_list(self) -> list[str]:
+        """`allowed_hosts` as a list (empty: every Host is accepted)."""
+        return [h.strip() for h in self.allowed_hosts.split(",") if h.strip()]
+
+    def exposure_problem(self, bind_host: str) -> str | None:
+        """Why serving on `bind_host` with these settings would be unsafe, or None."""
+        if bind_host in LOOPBACK_HOSTS or self.allowed_host_list:
+            return None
+        return (
+            f"serving on {bind_host} (beyond loopback) needs TIERLINE_ALLOWED_HOSTS, the host "
+            "names clients use: absolute URLs in cacheable answers are built from the Host "
+            "header, so any other Host must be refused (docs/deploy.md)"
+        )
 
     @property
     def is_sqlite(self) -> bool:

@@ -9,7 +9,8 @@ from sqlalchemy.orm import Session
 
 from app.config import Settings
 from app.errors import Unauthorized
-from app.services.tokens import active_token, verify_token
+from app.services.admin_sessions import session_token
+from app.services.tokens import mark_used, verify_token
 
 
 def get_settings_dep(request: Request) -> Settings:
@@ -32,7 +33,9 @@ SettingsDep = Annotated[Settings, Depends(get_settings_dep)]
 
 # ---- admin authentication -------------------------------------------------------------------
 
-ADMIN_SESSION_KEY = "admin_token_id"
+# The signed cookie holds a random server-side session id (app/services/admin_sessions.py), never
+# a token id: a cookie is only as good as a live session row.
+ADMIN_SESSION_KEY = "admin_session"
 
 
 def require_admin(request: Request) -> str:
@@ -48,19 +51,26 @@ def require_admin(request: Request) -> str:
         # The cookie only counts on pages (which check CSRF); the JSON API takes Bearer tokens
         # alone, so a cross-site request can never ride on a browser's session.
         elif is_page and "session" in request.scope:
-            token_id = request.session.get(ADMIN_SESSION_KEY)
-            token = active_token(db, token_id) if isinstance(token_id, int) else None
+            session_id = request.session.get(ADMIN_SESSION_KEY)
+            token = session_token(db, session_id) if isinstance(session_id, str) else None
             if token is not None:
+                mark_used(db, token)
                 return token.name
             request.session.pop(ADMIN_SESSION_KEY, None)
     if is_page and request.method in ("GET", "HEAD") and not header:
         raise HTTPException(
             status_code=303, headers={"Location": f"/admin/login?next={quote(request.url.path)}"}
         )
-    raise Unauthorized(
+    raise admin_token_required()
+
+
+def admin_token_required() -> Unauthorized:
+    """The 401 every admin route answers without valid credentials."""
+    return Unauthorized(
         "a valid admin token is required (Authorization: Bearer <token>)",
         headers={"WWW-Authenticate": 'Bearer realm="tierline admin"'},
     )
 
 
 AdminDep = Annotated[str, Depends(require_admin)]
+

@@ -130,6 +130,11 @@ class PreconditionRequired(DomainError):
     title = "Precondition required"
 
 
+class RequestTimeout(DomainError):
+    status_code = 408
+    title = "Request timeout"
+
+
 class ContentTooLarge(DomainError):
     status_code = 413
     title = "Content too large"

@@ -9,8 +9,10 @@ from fastapi.responses import JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from sqlalchemy.exc import OperationalError
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from app import __version__, admin, api, web
+from app.admin.guard import authenticate_before_body
 from app.admin.session import AdminSessionMiddleware
 from app.api import health, metrics
 from app.api_docs import install_api_docs
@@ -25,6 +27,7 @@ from app.errors import (
     summary,
 )
 from app.middleware import add_production_middleware, tune_gc_for_serving
+from app.services.app_secrets import SESSION_SIGNING_KEY, shared_secret
 
 PROBLEM_JSON = "application/problem+json"
 
@@ -61,9 +64,16 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_exception_handler(StarletteHTTPException, _http_error)  # type: ignore[arg-type]
 
     # Signed admin session cookie for /admin pages (HttpOnly, SameSite=Lax, Secure over HTTPS).
+    def load_secret_key() -> str:
+        with app.state.sessionmaker() as session:
+            return shared_secret(session, SESSION_SIGNING_KEY)
+
     app.add_middleware(AdminSessionMiddleware, secret_key=settings.secret_key,
-                       max_age=settings.admin_session_max_age_s)
-    add_production_middleware(app, settings)
+                       load_secret_key=load_secret_key, max_age=settings.admin_session_max_age_s)
+    if settings.allowed_host_list:
+        # Inside EdgeMiddleware (added next), so its 400 carries the security headers too.
+        app.add_middleware(TrustedHostMiddleware, allowed_hosts=settings.allowed_host_list)
+    add_production_middleware(app, settings, check_before_body=authenticate_before_body)
     # Most requested first: a request is matched against the routes in this order.
     app.include_router(health.router)
     for router in (*api.ROUTERS, *web.ROUTERS, *admin.ROUTERS):
@@ -84,7 +94,10 @@ def app_factory() -> FastAPI:
 def wants_html(request: Request) -> bool:
     """Pages get HTML errors; the API and anything asking for JSON get problem+json."""
     path = request.url.path
-    if path.startswith(("/api/", "/healthz", "/metrics", "/openapi.json")):
+    # JSON twins of pages (/estimate.json, /about.json) answer their errors as JSON too.
+    if path.startswith(("/api/", "/healthz", "/metrics", "/openapi.json")) or path.endswith(
+        ".json"
+    ):
         return False
     return "application/json" not in request.headers.get("accept", "")
 

@@ -4,7 +4,9 @@ last-resort error handler that answers without details.
 Order, outermost first: security headers (so every response carries them, errors included),
 request log + metrics (so the status and duration of every response are recorded), the 405 `Allow`
 fix, the catch-all error handler (inside the above, unlike Starlette's ServerErrorMiddleware, so
-even a 500 gets the headers and a log line), then the body-size limit, then the application.
+even a 500 gets the headers and a log line), the admin credential check and the bounded body read
+(both before admission: a slow or unauthenticated client never holds a slot), admission, then the
+application.
 
 The first four run as one layer (`EdgeMiddleware`) with one `send` wrapper: every request passes
 through them, so each saved layer, closure and header-list copy counts at thousands of requests
@@ -22,6 +24,7 @@ import sys
 import time
 import traceback
 import uuid
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -34,7 +37,7 @@ from starlette.routing import Match, Mount
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.config import Settings
-from app.errors import DomainError, ServiceUnavailable
+from app.errors import DomainError, RequestTimeout, ServiceUnavailable
 
 CONTENT_SECURITY_POLICY = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -93,18 +96,23 @@ def allowed_methods(app: Any, path: str) -> list[str]:
     return sorted(found)
 
 
-class BodySizeLimitMiddleware:
-    """Answers 413 when a request body exceeds its limit, without ever holding more than that.
+# Methods whose requests are answered without reading a body.
+BODYLESS_METHODS = ("GET", "HEAD", "OPTIONS")
 
-    A declared Content-Length over the limit is refused before any byte is read. Otherwise the body
-    is read ahead chunk by chunk, counting, up to the limit (bodies are parsed whole by the app
-    anyway), and replayed to the app; the first chunk past the limit ends it with 413.
+
+class BodyReader:
+    """Reads a whole request body ahead of the application, bounded in size and in time.
+
+    A declared Content-Length over the limit is refused before any byte is read. Otherwise the
+    body is read chunk by chunk, counting, up to the limit (bodies are parsed whole by the app
+    anyway); the first chunk past it ends the request with 413, and a body still incomplete after
+    `timeout_s` with 408, so a client that stops sending holds nothing but its own socket.
     """
 
-    def __init__(self, app: ASGIApp, *, max_body_bytes: int, max_import_bytes: int) -> None:
-        self.app = app
+    def __init__(self, *, max_body_bytes: int, max_import_bytes: int, timeout_s: float) -> None:
         self.max_body_bytes = max_body_bytes
         self.max_import_bytes = max_import_bytes
+        self.timeout_s = timeout_s
 
     def limit_for(self, path: str) -> int:
         """The import routes get the larger limit; everything else the default."""
@@ -112,44 +120,75 @@ class BodySizeLimitMiddleware:
             return self.max_import_bytes
         return self.max_body_bytes
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["method"] in ("GET", "HEAD", "OPTIONS"):
-            await self.app(scope, receive, send)
-            return
+    async def read(self, scope: Scope, receive: Receive) -> Receive:
+        """A `receive` replaying the whole body; raises PayloadTooLarge or RequestTimeout."""
         limit = self.limit_for(scope["path"])
         declared = _content_length(scope)
         if declared is not None and declared > limit:
-            await self._refuse(scope, receive, send, limit)
-            return
-
+            raise _too_large(limit)
         buffered: list[Message] = []
-        received = 0
-        while True:
-            message = await receive()
-            if message["type"] != "http.request":  # the client went away
-                buffered.append(message)
-                break
-            received += len(message.get("body", b""))
-            if received > limit:
-                await self._refuse(scope, receive, send, limit)
-                return
-            buffered.append(message)
-            if not message.get("more_body", False):
-                break
+        try:
+            async with asyncio.timeout(self.timeout_s):
+                received = 0
+                while True:
+                    message = await receive()
+                    if message["type"] != "http.request":  # the client went away
+                        buffered.append(message)
+                        break
+                    received += len(message.get("body", b""))
+                    if received > limit:
+                        raise _too_large(limit)
+                    buffered.append(message)
+                    if not message.get("more_body", False):
+                        break
+        except TimeoutError:
+            raise RequestTimeout(
+                f"the request body did not arrive within {self.timeout_s:g} seconds",
+                headers={"Connection": "close"},
+            ) from None
 
         async def replay() -> Message:
             if buffered:
                 return buffered.pop(0)
             return await receive()
 
-        await self.app(scope, replay, send)
+        return replay
 
-    async def _refuse(self, scope: Scope, receive: Receive, send: Send, limit: int) -> None:
-        error = PayloadTooLarge(
-            f"the request body is larger than this route accepts ({limit} bytes)",
-            headers={"Connection": "close"},
+
+def _too_large(limit: int) -> PayloadTooLarge:
+    return PayloadTooLarge(
+        f"the request body is larger than this route accepts ({limit} bytes)",
+        headers={"Connection": "close"},
+    )
+
+
+class BodySizeLimitMiddleware:
+    """The BodyReader as a middleware of its own (EdgeMiddleware reads bodies itself, before
+    admission; this stands alone for apps without it)."""
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        max_body_bytes: int,
+        max_import_bytes: int,
+        timeout_s: float = 60.0,
+    ) -> None:
+        self.app = app
+        self.reader = BodyReader(
+            max_body_bytes=max_body_bytes, max_import_bytes=max_import_bytes, timeout_s=timeout_s
         )
-        await _render(scope, error)(scope, receive, send)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] in BODYLESS_METHODS:
+            await self.app(scope, receive, send)
+            return
+        try:
+            replay = await self.reader.read(scope, receive)
+        except DomainError as error:
+            await _render(scope, error)(scope, receive, send)
+            return
+        await self.app(scope, replay, send)
 
 
 def _content_length(scope: Scope) -> int | None:
@@ -225,10 +264,26 @@ class EdgeMiddleware:
     error handler, in that order (outermost first), as one pure ASGI layer."""
 
     def __init__(
-        self, app: ASGIApp, *, max_concurrent: int = DEFAULT_MAX_CONCURRENT_REQUESTS
+        self,
+        app: ASGIApp,
+        *,
+        max_concurrent: int = DEFAULT_MAX_CONCURRENT_REQUESTS,
+        body_reader: BodyReader | None = None,
+        check_before_body: Callable[[Scope], Awaitable[None]] | None = None,
+        hsts_max_age_s: int = 0,
     ) -> None:
         self.app = app
         self.max_concurrent = max_concurrent
+        # Bodies are read (or refused, or timed out) before a request takes an admission slot,
+        # so clients that send slowly, or not at all, never hold one; `check_before_body` may
+        # refuse a request (admin routes without valid credentials) before its body is read.
+        self.body_reader = body_reader
+        self.check_before_body = check_before_body
+        self.hsts_header = (
+            (b"strict-transport-security", f"max-age={hsts_max_age_s}".encode())
+            if hsts_max_age_s > 0
+            else None
+        )
         self._gate: asyncio.Semaphore | None = None
         self._gate_loop: asyncio.AbstractEventLoop | None = None
 
@@ -281,13 +336,25 @@ class EdgeMiddleware:
                         headers.append((b"allow", ", ".join(methods).encode()))
                 # A new list: the response's own header list is never changed in place.
                 message["headers"] = [*headers, request_id_header, *extra]
+                if hsts is not None:
+                    message["headers"].append(hsts)
             elif head and message["type"] == "http.response.body":
                 message = {**message, "body": b""}
             await send(message)
 
         gate = None if scope["path"] in UNGATED_PATHS else self._gate_of_loop()
+        # HSTS only means something on a response that arrived over HTTPS (RFC 6797 7.2).
+        hsts = self.hsts_header if scope.get("scheme") == "https" else None
         try:
             try:
+                if self.body_reader is not None and method not in BODYLESS_METHODS:
+                    try:
+                        if self.check_before_body is not None:
+                            await self.check_before_body(scope)
+                        receive = await self.body_reader.read(scope, receive)
+                    except DomainError as refusal:
+                        await _render(scope, refusal)(scope, receive, edge_send)
+                        return
                 if gate is None:
                     await self.app(scope, receive, edge_send)
                 else:
@@ -419,12 +486,23 @@ def configure_logging(level: str) -> None:
         logger.addHandler(handler)
 
 
-def add_production_middleware(app: FastAPI, settings: Settings) -> None:
+def add_production_middleware(
+    app: FastAPI,
+    settings: Settings,
+    *,
+    check_before_body: Callable[[Scope], Awaitable[None]] | None = None,
+) -> None:
     """Install the middlewares (outermost last, as Starlette stacks them) and JSON logging."""
     configure_logging(settings.log_level)
-    app.add_middleware(
-        BodySizeLimitMiddleware,
+    reader = BodyReader(
         max_body_bytes=settings.max_body_bytes,
         max_import_bytes=settings.max_import_bytes,
+        timeout_s=settings.body_timeout_s,
     )
-    app.add_middleware(EdgeMiddleware, max_concurrent=settings.max_concurrent_requests)
+    app.add_middleware(
+        EdgeMiddleware,
+        max_concurrent=settings.max_concurrent_requests,
+        body_reader=reader,
+        check_before_body=check_before_body,
+        hsts_max_age_s=settings.hsts_max_age_s,
+    )

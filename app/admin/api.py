@@ -6,11 +6,12 @@ no cross-site request can use a browser's session).
 
 from typing import Annotated, Any, Literal
 
+import anyio
 from fastapi import APIRouter, Body, Depends, Header, Path, Query, Request
 from fastapi.responses import JSONResponse, Response
 from starlette.convertors import StringConvertor, register_url_convertor
 
-from app.admin.documents import parse_document, read_bounded_body
+from app.admin.documents import MAX_LISTED_ERRORS, parse_document, read_bounded_body
 from app.admin.schemas import (
     AcceleratorAdmin,
     AuditEventOut,
@@ -19,6 +20,7 @@ from app.admin.schemas import (
     ImportResultOut,
     ModelAdmin,
     ModelFromConfig,
+    NoNul,
 )
 from app.deps import AdminDep, SessionDep, SettingsDep, require_admin
 from app.errors import NotFound
@@ -105,9 +107,12 @@ IfMatch = Annotated[
 IfNoneMatch = Annotated[
     str | None, Header(description="`*` to create only (412 if the record exists)")
 ]
-SlugPath = Annotated[str, Path(max_length=200, description="the record's slug")]
+SlugPath = Annotated[
+    str, NoNul, Path(max_length=200, description="the record's slug")
+]
 ModelSlugPath = Annotated[
     str,
+    NoNul,
     Path(
         max_length=200,
         description="the model's slug (never `from-config`: that segment is its own route)",
@@ -301,7 +306,11 @@ for _kind in KINDS:
 async def import_document_body(request: Request) -> Any:
     """The request body as a document, refused with 413 past max_import_bytes."""
     body = await read_bounded_body(request, request.app.state.settings.max_import_bytes)
-    return parse_document(body, request.headers.get("content-type"))
+    # Parsing megabytes takes a while even with libyaml: in the thread pool, so the event loop
+    # keeps answering everyone else meanwhile.
+    return await anyio.to_thread.run_sync(
+        parse_document, body, request.headers.get("content-type")
+    )
 
 
 _DOCUMENT_SCHEMA = {
@@ -332,7 +341,8 @@ _DOCUMENT_SCHEMA = {
         413: _problem("the document exceeds max_import_bytes"),
         415: _problem("neither JSON nor YAML"),
         422: _problem(
-            "invalid document: `errors` names each record and field, and "
+            "invalid document: `errors` names each record and field (the first "
+            f"{MAX_LISTED_ERRORS}; `error_count` counts them all), and "
             "`created`/`updated`/`unchanged` are empty; nothing was written"
         ),
     },
@@ -350,6 +360,8 @@ def import_catalog(
     """
     result = import_document(session, document, actor=actor, dry_run=dry_run)
     body = result.as_dict()
+    body["error_count"] = len(result.errors)
+    body["errors"] = body["errors"][:MAX_LISTED_ERRORS]
     if result.errors:
         problem = {
             "type": "about:blank",
@@ -380,9 +392,9 @@ def list_audit(
     request: Request,
     session: SessionDep,
     kind: Literal["accelerator", "build", "model"] | None = None,
-    slug: Annotated[str | None, Query(max_length=200)] = None,
+    slug: Annotated[str | None, NoNul, Query(max_length=200)] = None,
     action: Literal["create", "update", "delete", "restore"] | None = None,
-    actor: Annotated[str | None, Query(max_length=80)] = None,
+    actor: Annotated[str | None, NoNul, Query(max_length=80)] = None,
     page: Annotated[int, Query(ge=1, le=1_000_000)] = 1,
     per_page: Annotated[int, Query(ge=1, le=200)] = 50,
 ) -> Response:

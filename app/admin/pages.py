@@ -5,17 +5,19 @@ The pages call the same services as the admin JSON API. Every POST goes through 
 """
 
 import json
+from datetime import date
 from typing import Annotated, Any
 from urllib.parse import urlencode
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.responses import RedirectResponse, Response
 from starlette.datastructures import FormData, UploadFile
 
 from app.admin.csrf import csrf_token, rotate_csrf_token, verified_form
-from app.admin.documents import parse_document
+from app.admin.documents import MAX_LISTED_ERRORS, parse_document
 from app.admin.forms import BoundForm, display_values, kind_fields, record_from_form
 from app.admin.hub_form import create_model_from_hub, file_hub_errors
+from app.admin.schemas import NoNul
 from app.deps import ADMIN_SESSION_KEY, AdminDep, SessionDep, SettingsDep, require_admin
 from app.errors import (
     Conflict,
@@ -35,6 +37,7 @@ from app.services.admin_records import (
     read_record,
     restore_from_audit,
 )
+from app.services.admin_sessions import end_session, start_session
 from app.services.audit import field_changes, get_event, list_events
 from app.services.catalog import import_document
 from app.services.catalog_version import current_catalog_version
@@ -51,6 +54,8 @@ from app.services.sign_in import sign_in
 from app.web.common import Notice, render
 
 FormDep = Annotated[FormData, Depends(verified_form)]
+# PostgreSQL text cannot hold NUL: such a slug is refused (422 naming it) before any query.
+SlugSegment = Annotated[str, NoNul, Path(max_length=200)]
 AUDIT_PAGE_SIZE = 50
 
 public = APIRouter(prefix="/admin", include_in_schema=False)
@@ -97,6 +102,12 @@ def _text(form: FormData, name: str) -> str:
     return value if isinstance(value, str) else ""
 
 
+def _iso_date(value: Any) -> str:
+    if isinstance(value, date):
+        return value.isoformat()
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
+
+
 def _safe_next(target: str) -> str:
     # Only paths inside the admin area: never another host ("//evil", "https://...").
     if target.startswith("/admin") and not target.startswith("//") and "\\" not in target:
@@ -136,14 +147,20 @@ def login(request: Request, session: SessionDep, settings: SettingsDep, form: Fo
         )
     # A fresh session (and CSRF token) on sign-in, so nothing planted before it carries over.
     request.session.clear()
-    request.session[ADMIN_SESSION_KEY] = token.id
+    request.session[ADMIN_SESSION_KEY] = start_session(
+        session, token=token, max_age_s=settings.admin_session_max_age_s
+    )
     rotate_csrf_token(request)
     return _redirect(next_url)
 
 
 @public.post("/logout")
-def logout(request: Request, form: FormDep) -> Response:
-    """Sign out (CSRF-checked, so another site cannot sign you out either)."""
+def logout(request: Request, session: SessionDep, form: FormDep) -> Response:
+    """Sign out (CSRF-checked, so another site cannot sign you out either): the server-side
+    session ends, so a copy of the cookie is worthless from now on."""
+    session_id = request.session.get(ADMIN_SESSION_KEY)
+    if isinstance(session_id, str):
+        end_session(session, session_id)
     request.session.clear()
     return _redirect("/admin/login")
 
@@ -217,7 +234,10 @@ def import_post(request: Request, session: SessionDep, actor: AdminDep, form: Fo
         "stage": "applied" if apply and result.ok else "preview",
         "result": result,
         "changes": changes,
-        "document_text": json.dumps(document, ensure_ascii=False),
+        # YAML documents hold dates (seed files write `as_of: 2024-06-01` unquoted); the
+        # carried-over text states them as the ISO strings the schemas read back.
+        "document_text": json.dumps(document, ensure_ascii=False, default=_iso_date),
+        "listed_errors": MAX_LISTED_ERRORS,
         "catalog_version": version,
         "notices": [notice] if notice else [],
     }
@@ -231,7 +251,7 @@ def audit_log(
     session: SessionDep,
     actor: AdminDep,
     kind: Annotated[str, Query(max_length=20)] = "",
-    slug: Annotated[str, Query(max_length=200)] = "",
+    slug: Annotated[str, NoNul, Query(max_length=200)] = "",
     action: Annotated[str, Query(max_length=20)] = "",
     page: Annotated[int, Query(ge=1, le=1_000_000)] = 1,
 ) -> Response:
@@ -397,7 +417,7 @@ def create_record(
 
 @pages.get("/{key}/{slug}")
 def edit_form(
-    request: Request, session: SessionDep, actor: AdminDep, key: str, slug: str
+    request: Request, session: SessionDep, actor: AdminDep, key: str, slug: SlugSegment
 ) -> Response:
     """The record's fields as a form, its version, its history and a delete button."""
     kind = _kind(key)
@@ -417,7 +437,12 @@ def edit_form(
 
 @pages.post("/{key}/{slug}")
 def save_record(
-    request: Request, session: SessionDep, actor: AdminDep, form: FormDep, key: str, slug: str
+    request: Request,
+    session: SessionDep,
+    actor: AdminDep,
+    form: FormDep,
+    key: str,
+    slug: SlugSegment,
 ) -> Response:
     """Replace the record with the form's values, if no one changed it since the form loaded."""
     kind = _kind(key)
@@ -460,7 +485,12 @@ def save_record(
 
 @pages.post("/{key}/{slug}/delete")
 def delete_page(
-    request: Request, session: SessionDep, actor: AdminDep, form: FormDep, key: str, slug: str
+    request: Request,
+    session: SessionDep,
+    actor: AdminDep,
+    form: FormDep,
+    key: str,
+    slug: SlugSegment,
 ) -> Response:
     """Delete the record (it stays in the audit log, from which it can be restored)."""
     kind = _kind(key)

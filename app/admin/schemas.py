@@ -7,8 +7,19 @@ from pydantic import AfterValidator, BaseModel, Field, model_validator
 
 from app.schemas.accelerator import AcceleratorIn
 from app.schemas.build import BuildIn, Tier
-from app.schemas.common import AsOf, Name, Notes, ShortText, SourceUrl, StrictModel
+from app.schemas.common import AsOf, HfConfig, Name, Notes, ShortText, SourceUrl, StrictModel
 from app.schemas.model_profile import MAX_PARAMS, ModelIn, ModelSlug
+
+
+def _refuse_nul(value: str | None) -> str | None:
+    if value is not None and "\x00" in value:
+        raise ValueError("must not contain NUL characters")
+    return value
+
+
+# Path segments and filters that reach a query: PostgreSQL text cannot hold NUL, so such input is
+# refused as invalid (422 naming the parameter) rather than failing in the database.
+NoNul = AfterValidator(_refuse_nul)
 
 
 class AcceleratorAdmin(AcceleratorIn):
@@ -36,7 +47,9 @@ class ModelFromConfig(StrictModel):
 
     slug: ModelSlug
     name: Name
-    config: dict[str, Any] | None = Field(
+    # The same bounded config type as model records and inline models: NaN, infinities and
+    # numbers past 1e12 are field errors here, not failures in the engine.
+    config: HfConfig | None = Field(
         default=None, description="the model's config.json, as published (or give hf_id)"
     )
     hf_id: str | None = Field(
@@ -96,7 +109,8 @@ class ImportResultOut(BaseModel):
     created: list[RecordRefOut]
     updated: list[RecordRefOut]
     unchanged: list[RecordRefOut]
-    errors: list[ImportErrorOut]
+    errors: list[ImportErrorOut] = Field(description="the first 100 problems, in document order")
+    error_count: int = Field(description="how many problems there are in all")
 
 
 def _utc(value: datetime) -> datetime:

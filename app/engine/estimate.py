@@ -525,6 +525,30 @@ def _node_usage(build: BuildSpec, group: int, replicas: int) -> tuple[int, str]:
     return nodes, "replicas per node"
 
 
+class _Layout:
+    """How the chosen split sits on the build: replicas, experts, nodes, in words."""
+
+    __slots__ = ("dp", "lps", "ep", "group", "active", "nodes_used", "node_usage", "description")
+
+    def __init__(
+        self, choice: _Choice, model: ModelSpec, build: BuildSpec, workload: Workload, mode: str
+    ) -> None:
+        tp, pp = choice.tp, choice.pp
+        self.dp = choice.dp if choice.fits else 1
+        self.lps = -(-model.num_hidden_layers // pp)
+        self.ep = tp if model.is_moe and tp > 1 else 1
+        self.group = tp * pp
+        # Replicas that hold sequences: at batch 1 one replica works and the others idle.
+        self.active = min(self.dp, workload.batch) if mode == "inference" else self.dp
+        self.nodes_used, self.node_usage = _node_usage(build, self.group, self.active)
+        description = _plan_description(tp, pp, self.active, self.ep, self.lps, build)
+        if self.node_usage == "spread over nodes":
+            description += f", model spread over {self.nodes_used} nodes"
+        elif self.node_usage == "replicas per node" and self.active > 1:
+            description += f" on {self.nodes_used} nodes"
+        self.description = description
+
+
 def estimate(
     build: BuildSpec,
     model: ModelSpec,
@@ -542,17 +566,12 @@ def estimate(
     p = prepare(build, model, workload)
     choice = _search(p, model, build, workload)
     fits, tp, pp, need = choice.fits, choice.tp, choice.pp, choice.need
-    dp = choice.dp if fits else 1
+    layout = _Layout(choice, model, build, workload, p.mode)
+    dp, ep, group, active = layout.dp, layout.ep, layout.group, layout.active
     n = build.accelerator_count
     layers = model.num_hidden_layers
-    lps = -(-layers // pp)
-    ep = tp if model.is_moe and tp > 1 else 1
-    group = tp * pp
     inference = p.mode == "inference"
-    # Replicas that hold sequences: at batch 1 one replica works and the others idle.
-    active = min(dp, workload.batch) if inference else dp
     runtime = p.runtime.name
-    nodes_used, node_usage = _node_usage(build, group, active)
     usable = p.usable_per_accel
     util = usable / (build.accelerator.memory_gb * GIB)
     command = launch_command(
@@ -567,25 +586,20 @@ def estimate(
         memory_utilization=util,
         kv_precision=p.kv_precision,
     )
-    description = _plan_description(tp, pp, active, ep, lps, build)
-    if node_usage == "spread over nodes":
-        description += f", model spread over {nodes_used} nodes"
-    elif node_usage == "replicas per node" and active > 1:
-        description += f" on {nodes_used} nodes"
     plan = ParallelPlan(
         tensor_parallel=tp,
         pipeline_parallel=pp,
         data_parallel=dp,
         expert_parallel=ep,
         accelerators_used=min(group * dp, n),  # occupied by the plan, idle replicas too
-        layers_per_stage=lps,
-        description=description,
+        layers_per_stage=layout.lps,
+        description=layout.description,
         runtime=runtime,
         objective=choice.objective,
         launch_command=command,
         replicas_active=active,
-        nodes_used=nodes_used,
-        node_usage=node_usage,
+        nodes_used=layout.nodes_used,
+        node_usage=layout.node_usage,
         plans_evaluated=choice.evaluated,
     )
     weights_total = p.body_bytes + p.embed_bytes + p.head_params_bytes
@@ -662,17 +676,27 @@ def _failover_case(
     if build is None:
         return FailoverCase(lost, 0, False, None, None, "nothing left to run on")
     try:
-        est = estimate(build, model, workload, costs)
+        validate(build, model, workload, costs)
+        p = prepare(build, model, workload)
+        choice = _search(p, model, build, workload)
     except EngineInputError as exc:  # an explicit split the smaller build cannot hold
         return FailoverCase(lost, build.accelerator_count, False, None, None, exc.reason)
-    t = est.throughput
+    if not choice.fits:
+        # The verdict needs the whole memory breakdown: the full estimate says it.
+        est = estimate(build, model, workload, costs)
+        return FailoverCase(lost, build.accelerator_count, False, None, None, est.verdict)
+    # A case reads only the fit, the decode rate and the plan's description, so it stops after
+    # the plan search (which computed the decode step) instead of running the whole estimate:
+    # the same figures as estimate()'s throughput (per sequence = 1 / step, aggregate = per
+    # sequence x batch), without prefill, costs, findings and texts nobody reads.
+    per_seq: float | None = None
+    aggregate: float | None = None
+    if p.mode == "inference" and choice.parts is not None:
+        per_seq = 1.0 / choice.parts[0]
+        aggregate = per_seq * workload.batch
+    layout = _Layout(choice, model, build, workload, p.mode)
     return FailoverCase(
-        lost,
-        build.accelerator_count,
-        est.fits,
-        t.decode_tokens_per_s if t else None,
-        t.aggregate_decode_tokens_per_s if t else None,
-        est.plan.description if est.fits else est.verdict,
+        lost, build.accelerator_count, True, per_seq, aggregate, layout.description
     )
 
 

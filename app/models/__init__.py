@@ -1,7 +1,14 @@
 """ORM models; importing this package registers every table on Base.metadata."""
 
 from app.models.accelerator import MEMORY_KINDS, Accelerator
-from app.models.admin import ApiToken, AuditEvent, CatalogState, LoginAttempt
+from app.models.admin import (
+    AdminSession,
+    ApiToken,
+    AppSecret,
+    AuditEvent,
+    CatalogState,
+    LoginAttempt,
+)
 from app.models.build import (
     INTER_NODE_LINK_KINDS,
     INTRA_NODE_LINK_KINDS,
@@ -17,7 +24,9 @@ __all__ = [
     "MEMORY_KINDS",
     "TIERS",
     "Accelerator",
+    "AdminSession",
     "ApiToken",
+    "AppSecret",
     "AuditEvent",
     "Build",
     "BuildAcceleratorGroup",

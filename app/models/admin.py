@@ -1,9 +1,10 @@
-"""Operational tables: API tokens, audit log, catalog version, sign-in attempts."""
+"""Operational tables: API tokens, audit log, catalog version, sign-in attempts, admin sessions,
+generated secrets."""
 
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, DateTime, Integer, String
+from sqlalchemy import JSON, DateTime, ForeignKey, Integer, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.db import Base
@@ -57,3 +58,33 @@ class LoginAttempt(Base):
     client_key: Mapped[str] = mapped_column(String(128), index=True)
     at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, index=True)
     succeeded: Mapped[bool] = mapped_column(default=False)
+
+
+class AdminSession(Base):
+    """A signed-in admin page session, kept server-side so that signing out ends it everywhere.
+
+    The cookie carries a random session id; only its SHA-256 hash is stored (like tokens), so
+    the table alone cannot be replayed as cookies.
+    """
+
+    __tablename__ = "admin_session"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    session_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    token_id: Mapped[int] = mapped_column(ForeignKey("api_token.id", ondelete="CASCADE"),
+                                          index=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
+    ended_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class AppSecret(Base):
+    """A secret generated on first start and shared, through the database, by every worker and
+    host (the session-cookie signing key when TIERLINE_SECRET_KEY is unset)."""
+
+    __tablename__ = "app_secret"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(40), unique=True)
+    value: Mapped[str] = mapped_column(String(128))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)

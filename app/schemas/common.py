@@ -50,7 +50,9 @@ def _config_problem(value: Any, path: str, depth: int = 0) -> str | None:
         return None
     if isinstance(value, int | float):
         # Sizes and counts: beyond 1e12 is a typo or an attack, and overflows the arithmetic.
-        if math.isfinite(value) and abs(value) <= MAX_CONFIG_NUMBER:
+        # Integers are compared as integers: past ~1e308 they do not convert to float at all.
+        in_range = abs(value) <= MAX_CONFIG_NUMBER
+        if in_range and (isinstance(value, int) or math.isfinite(value)):
             return None
         return f"{where}: must be a finite number of magnitude at most 1e12"
     if isinstance(value, str):

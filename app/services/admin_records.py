@@ -67,7 +67,14 @@ class Preconditions:
                 f"changing an existing record needs If-Match: the ETag from GET "
                 f"(currently \"{record.version}\"), so that no one else's edit is overwritten"
             )
-        if "*" not in self.if_match and str(record.version) not in self.if_match:
+        if "*" in self.if_match:
+            # RFC 9110 lets `*` match any current version, which is no protection at all against
+            # a lost update; this API requires the conditional request to name the version.
+            raise PreconditionRequired(
+                f"If-Match: * matches any version, so it cannot stop you overwriting someone "
+                f"else's edit; send the ETag from GET (currently \"{record.version}\")"
+            )
+        if str(record.version) not in self.if_match:
             raise PreconditionFailed(
                 f"'{record.slug}' is at version {record.version}, not the one in If-Match; "
                 "someone changed it since you read it: GET it again and reapply your change"
@@ -345,8 +352,12 @@ def _replace(
     before = record_document(existing)
     after = _document_after(kind, record, values)
     if before == after:
+        # The version this request read and compared, taken before the rollback: reading the
+        # attribute afterwards would reload it and could answer a concurrent writer's version
+        # with this (older) body, an ETag that lets the client's next write revert theirs.
+        version, slug = existing.version, existing.slug
         session.rollback()
-        return WriteResult(kind, existing.slug, before, existing.version, changed=False)
+        return WriteResult(kind, slug, before, version, changed=False)
     for column, value in values.items():
         setattr(existing, column, value)
     record_change(session, actor=actor, action="update", kind=kind.name, slug=existing.slug,

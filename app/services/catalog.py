@@ -125,7 +125,10 @@ def _validate_document(
     session: Session, document: Any, errors: list[RecordError]
 ) -> list[tuple[Kind, list[BaseModel]]]:
     if not isinstance(document, Mapping):
-        errors.append(RecordError("document", None, None, "(document)", "must be an object"))
+        hint = (" (a list of records goes under a key: builds:, accelerators: or models:)"
+                if isinstance(document, list) else "")
+        errors.append(RecordError("document", None, None, "(document)", "must be an object with "
+                                  f"accelerators, builds and/or models lists{hint}"))
         return []
     unknown = sorted(set(map(str, document)) - set(KIND_BY_KEY))
     for key in unknown:

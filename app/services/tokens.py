@@ -85,20 +85,12 @@ def verify_token(session: Session, presented: str) -> ApiToken | None:
         if hmac.compare_digest(token.token_hash, digest):
             found = token
     if found is not None:
-        _touch(session, found)
+        mark_used(session, found)
     return found
 
 
-def active_token(session: Session, token_id: int) -> ApiToken | None:
-    """The token a signed session refers to, if it has not been revoked since."""
-    token = session.get(ApiToken, token_id)
-    if token is None or token.revoked_at is not None:
-        return None
-    _touch(session, token)
-    return token
-
-
-def _touch(session: Session, token: ApiToken) -> None:
+def mark_used(session: Session, token: ApiToken) -> None:
+    """Record that the token was just used (at most once per LAST_USED_RESOLUTION)."""
     now = utcnow()
     last = token.last_used_at
     if last is not None and last.tzinfo is None:  # SQLite hands back naive UTC

@@ -11,7 +11,7 @@ from fastapi.responses import HTMLResponse, Response
 from pydantic import BaseModel, ValidationError
 from sqlalchemy.orm import Session
 
-from app.errors import FieldError, field_errors
+from app.errors import FieldError, InvalidInput, field_errors
 from app.services.cache import snapshot
 from app.services.pages import catalog_provenance
 from app.web.templating import get_templates
@@ -170,5 +170,11 @@ def parse_query(schema: type[M], raw: Mapping[str, Any]) -> ParsedQuery[M]:
     try:
         query = schema.model_validate(cleaned)
     except ValidationError:
-        query = schema.model_validate({})
+        try:
+            query = schema.model_validate({})
+        except ValidationError:
+            # A required field was refused: there is no default page to fall back to.
+            errors = [FieldError(n.field or "(query)", n.message) for n in notices]
+            summary = "; ".join(f"{e.field}: {e.message}" for e in errors[:5])
+            raise InvalidInput(summary or "invalid query", errors=errors) from None
     return ParsedQuery(query, dict(raw), notices)

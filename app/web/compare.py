@@ -1,5 +1,6 @@
 """Builds side by side. The URL is the state: ?builds=a,b,c[&model=…&precision=…]."""
 
+import re
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -29,11 +30,25 @@ def requested_slugs(request: Request) -> list[str]:
     return slugs
 
 
+# Characters that start inline Markdown markup (emphasis, code, links, images, strikethrough,
+# table cells) or raw HTML; line-start markup (#, -, +) cannot occur inside a table cell. Names
+# come from the catalog, which admins and imports write: a name like `<svg/onload=...>` or
+# `[x](javascript:...)` must stay text wherever the Markdown is pasted.
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]!|~])")
+_HTML_ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"}
+
+
+def markdown_text(text: str) -> str:
+    """`text` as literal Markdown text: markup characters escaped, HTML as entities."""
+    escaped = _MARKDOWN_SPECIAL.sub(r"\\\1", text)
+    return "".join(_HTML_ENTITIES.get(char, char) for char in escaped)
+
+
 def markdown_table(comparison: dict[str, Any]) -> str:
     """The comparison as a GitHub-flavoured Markdown table (for pasting into notes)."""
 
     def cell(text: Any) -> str:
-        return str(text).replace("|", "\\|").replace("\n", " ")
+        return markdown_text(str(text).replace("\n", " "))
 
     header = ["", *[cell(b["name"]) for b in comparison["builds"]]]
     lines = [

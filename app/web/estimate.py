@@ -213,6 +213,8 @@ def request_from_form(raw: dict[str, str]) -> tuple[dict[str, Any] | None, list[
                                                        f"{exc.lineno})"))
                 except ValueError:  # e.g. numbers too long to convert
                     errors.append(FieldError("config", "not valid JSON"))
+                except RecursionError:
+                    errors.append(FieldError("config", "nested too deeply"))
                 else:
                     if isinstance(config, dict):
                         body["model"] = {"name": raw.get("model_name") or "Pasted model",
@@ -426,8 +428,10 @@ def estimate_memory_chart(request: Request, session: SessionDep, settings: Setti
     raw = raw_query(request)
     answer, notices, status = evaluate(session, settings, raw)
     if answer is None:
-        return Response("no estimate for this query", status_code=status if status >= 400 else 422,
-                        media_type="text/plain")
+        # Name what was refused, as the page and its JSON twin do.
+        reasons = "; ".join(n.message for n in notices)
+        return Response(f"no estimate for this query{': ' + reasons if reasons else ''}",
+                        status_code=status if status >= 400 else 422, media_type="text/plain")
     snap = snapshot(session)
     key = ("memory", with_query("", sorted(raw.items())))
     svg = cached_chart(

@@ -122,3 +122,15 @@ def test_a_valid_token_records_last_use(
     client.get("/api/v1/admin/audit", headers=auth)
     session.expire_all()
     assert list_tokens(session)[0].last_used_at is not None
+
+
+@pytest.mark.parametrize("body", [b"{not json", b'{"price_usd": "many"}', b"[]"])
+def test_admin_write_without_a_token_is_401_whatever_its_body(
+    client: TestClient, body: bytes
+) -> None:
+    # Credentials come first: an unauthenticated client learns nothing from body errors.
+    for method in ("PUT", "PATCH"):
+        response = client.request(method, "/api/v1/admin/builds/adm-4x-4090", content=body,
+                                  headers={"Content-Type": "application/json",
+                                           "Authorization": "Bearer tl_wrong"})
+        assert response.status_code == 401, (method, body, response.status_code)

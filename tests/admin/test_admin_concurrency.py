@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from sqlalchemy import func, select, text
+from sqlalchemy import event, func, select, text
 from sqlalchemy.orm import Session
 
 from app.config import Settings
@@ -165,3 +165,73 @@ def test_concurrent_creates_of_one_slug_create_it_once(
 
     statuses = Counter(r.status_code for r in _race([create(i) for i in range(WRITERS)]))
     assert statuses == {201: 1, 412: WRITERS - 1}, statuses
+
+
+# ---- a write that changes nothing, racing a write that does -----------------------------------
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_unchanged_put_answers_the_version_it_read_while_another_writer_commits(
+    backend: str, request: pytest.FixtureRequest
+) -> None:
+    """A PUT that changes nothing answers the version it compared, not a concurrent writer's:
+    otherwise its client holds the other's ETag with the old body, and its next PUT reverts the
+    other's change without a 412."""
+    url = request.getfixturevalue("pg_url" if backend == "postgresql" else "database_url")
+    if backend == "sqlite" and not url.startswith("sqlite"):
+        pytest.skip("the suite's backend is PostgreSQL; the postgresql case covers it")
+    engine = make_engine(url)
+    make = make_sessionmaker(engine)
+    rolled_back, other_committed = threading.Event(), threading.Event()
+
+    with make() as reader:
+        original = admin_records.read_record(reader, BUILD, SLUG)
+        unchanged_body = admin_records.record_document(original)
+        assert original.version == 1
+
+    def unchanged_put() -> admin_records.WriteResult:
+        with make() as db:
+            def hold_after_rollback(_session: Session) -> None:
+                # The no-op write has rolled back; let the other writer commit right now.
+                if not rolled_back.is_set():
+                    rolled_back.set()
+                    assert other_committed.wait(30), "the other writer never committed"
+
+            event.listen(db, "after_rollback", hold_after_rollback)
+            return admin_records.put_record(
+                db, BUILD, SLUG, unchanged_body, actor="noop",
+                preconditions=Preconditions(if_match=frozenset({"1"})),
+            )
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        pending = pool.submit(unchanged_put)
+        assert rolled_back.wait(30), "the unchanged PUT never rolled back"
+        with make() as db:
+            patch_record(db, BUILD, SLUG, {"notes": "changed meanwhile"}, actor="other",
+                         preconditions=Preconditions(if_match=frozenset({"1"})))
+        other_committed.set()
+        result = pending.result(timeout=60)
+
+    assert result.changed is False
+    assert (result.version, result.document) == (1, unchanged_body)
+    # The client now holds ETag "1": its next PUT is refused instead of reverting the change.
+    with make() as db, pytest.raises(PreconditionFailed):
+        admin_records.put_record(db, BUILD, SLUG, unchanged_body, actor="noop",
+                                 preconditions=Preconditions(if_match=frozenset({"1"})))
+    with make() as db:
+        assert admin_records.read_record(db, BUILD, SLUG).notes == "changed meanwhile"
+    engine.dispose()
+
+
+def test_if_match_star_cannot_change_an_existing_record(
+    admin_client: TestClient,
+) -> None:
+    url = f"/api/v1/admin/builds/{SLUG}"
+    body = admin_client.get(url).json()
+    for method, payload in (("PUT", {**body, "notes": "star"}), ("PATCH", {"notes": "star"})):
+        response = admin_client.request(method, url, json=payload, headers={"If-Match": "*"})
+        assert response.status_code == 428, (method, response.text)
+        assert "If-Match: *" in response.json()["detail"]
+    deleted = admin_client.delete(url, headers={"If-Match": "*"})
+    assert deleted.status_code == 428
+    assert admin_client.get(url).json()["notes"] == body["notes"]

@@ -211,3 +211,33 @@ def test_a_section_that_is_not_a_list_is_refused_naming_it(
             ("document", "models")
         ]
     assert fresh_export(session) == before
+
+
+def test_a_document_with_many_bad_records_lists_the_first_hundred_and_counts_all(
+    admin_client: TestClient,
+) -> None:
+    document = {"builds": [{"slug": f"bad-{i}", "nodes": "many"} for i in range(400)]}
+    response = admin_client.post(URL, json=document)
+    assert response.status_code == 422
+    body = response.json()
+    assert body["error_count"] > 400  # several problems per record
+    assert len(body["errors"]) == 100
+    assert body["errors"][0]["slug"] == "bad-0"
+
+
+def test_an_integer_past_the_digit_limit_is_a_422_naming_the_document(
+    admin_client: TestClient,
+) -> None:
+    digits = "7" * 4301
+    for media, text in (("application/json", '{"builds": [{"nodes": ' + digits + "}]}"),
+                        ("application/yaml", f"builds:\n- nodes: {digits}\n")):
+        response = admin_client.post(URL, content=text, headers={"Content-Type": media})
+        assert response.status_code == 422, (media, response.text[:300])
+        assert response.json()["errors"][0]["field"] == "(document)"
+
+
+def test_a_nested_alias_is_refused_by_the_fast_loader(admin_client: TestClient) -> None:
+    text = "builds:\n- &a {slug: x, notes: [1, 2]}\n- {slug: y, notes: *a}\n"
+    response = admin_client.post(URL, content=text, headers={"Content-Type": "application/yaml"})
+    assert response.status_code == 422
+    assert "aliases" in response.text

@@ -417,3 +417,31 @@ def test_admin_pages_escape_what_admins_typed(browser: TestClient, auth: dict[st
         html = browser.get(url).text
         assert "<script>alert(1)" not in html, url
         assert "<img src=x" not in html, url
+
+
+def test_import_page_previews_a_seed_file_with_unquoted_dates(browser: TestClient) -> None:
+    from app.config import PROJECT_ROOT
+
+    # The seed file is the list of builds; under `builds:` it is an import document.
+    seed = b"builds:\n" + (PROJECT_ROOT / "seed_data" / "builds.yaml").read_bytes()
+    assert b"as_of: 20" in seed  # unquoted: YAML reads it as a date, not a string
+    preview = browser.post(
+        "/admin/import",
+        data={"csrf_token": csrf_of(browser, "/admin/import"), "action": "preview"},
+        files={"file": ("builds.yaml", seed, "application/yaml")},
+    )
+    assert preview.status_code == 200, preview.text[:1000]
+    assert "Preview (nothing written yet)" in preview.text
+
+
+def test_import_page_says_where_a_bare_list_of_records_belongs(browser: TestClient) -> None:
+    from app.config import PROJECT_ROOT
+
+    seed = (PROJECT_ROOT / "seed_data" / "builds.yaml").read_bytes()  # a bare list
+    response = browser.post(
+        "/admin/import",
+        data={"csrf_token": csrf_of(browser, "/admin/import"), "action": "preview"},
+        files={"file": ("builds.yaml", seed, "application/yaml")},
+    )
+    assert response.status_code == 422
+    assert "builds:" in response.text

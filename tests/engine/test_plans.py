@@ -288,3 +288,67 @@ def test_launch_command_is_shell_safe_whatever_the_model_name():
     command = e.plan.launch_command
     assert command.startswith("vllm serve x-rm-")
     assert not any(c in command for c in ";$`'\"|()~&<>")
+
+
+def _case_from_full_estimate(lost, smaller, model, workload):
+    """What a failover case says, read off the whole estimate of the smaller build."""
+    if smaller is None:
+        return (lost, 0, False, None, None, "nothing left to run on")
+    try:
+        est = estimate(smaller, model, workload)
+    except EngineInputError as exc:
+        return (lost, smaller.accelerator_count, False, None, None, exc.reason)
+    t = est.throughput
+    return (
+        lost,
+        smaller.accelerator_count,
+        est.fits,
+        t.decode_tokens_per_s if t else None,
+        t.aggregate_decode_tokens_per_s if t else None,
+        est.plan.description if est.fits else est.verdict,
+    )
+
+
+@pytest.mark.parametrize(
+    "workload",
+    [
+        Workload(precision="fp8", batch=16),
+        Workload(precision="bf16", batch=1, context_tokens=32768),
+        Workload(precision="int4", runtime="vllm", batch=3),
+        Workload(precision="q4_k_m", batch=2),
+        Workload(precision="fp8", tensor_parallel=4),
+        Workload(precision="fp8", tensor_parallel=8),
+        Workload(mode="training", zero_stage=3, precision="bf16"),
+        Workload(mode="qlora", precision="bf16"),
+    ],
+)
+def test_failover_cases_say_what_the_smaller_builds_whole_estimate_says(workload):
+    """The failover path stops after the plan search; its figures must be the estimate's."""
+    from dataclasses import astuple, replace
+
+    builds = [
+        FOUR_4090,
+        TWO_DGX_H200,
+        replace(FOUR_4090, accelerators_per_node=1),
+        replace(FOUR_4090, accelerators_per_node=2),
+    ]
+    checked = 0
+    for build in builds:
+        for model in (LLAMA_8B, LLAMA_70B):
+            try:
+                cases = failover(build, model, workload)
+            except EngineInputError:
+                continue
+            if build.nodes > 1:
+                smaller = replace(build, nodes=build.nodes - 1)
+                expected = [
+                    _case_from_full_estimate(lost, smaller, model, workload)
+                    for lost in ("one accelerator", "one node")
+                ]
+            else:
+                apn = build.accelerators_per_node
+                smaller = replace(build, accelerators_per_node=apn - 1) if apn > 1 else None
+                expected = [_case_from_full_estimate("one accelerator", smaller, model, workload)]
+            assert [astuple(c) for c in cases] == expected
+            checked += 1
+    assert checked >= 4

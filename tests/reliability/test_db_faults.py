@@ -73,7 +73,8 @@ def _check_down(client: TestClient, path: str) -> None:
     if response.status_code == 503:
         assert response.headers.get("retry-after"), f"{path}: 503 without Retry-After"
         ctype = response.headers["content-type"]
-        if path.startswith("/api/") or path in ("/healthz", "/metrics"):
+        # JSON twins of pages (/about.json, /estimate.json) answer as JSON, errors included.
+        if path.startswith("/api/") or path in ("/healthz", "/metrics") or path.endswith(".json"):
             assert ctype.startswith(("application/problem+json", "application/json")), path
         else:
             assert ctype.startswith("text/html"), f"{path}: a page answered {ctype}"

@@ -74,6 +74,12 @@ GET_CASES = [
     ("/api/v1/recommend", {"model": "{model}", "batch": str(BIG)}),
     ("/api/v1/admin/audit", {"page": str(HUGE)}),
     ("/api/v1/admin/audit/" + str(HUGE), {}),
+    ("/api/v1/admin/audit", {"slug": NUL}),
+    ("/api/v1/admin/audit", {"actor": NUL}),
+    ("/api/v1/admin/builds/a%00b", {}),
+    ("/api/v1/admin/models/a%00b", {}),
+    ("/admin/audit", {"slug": NUL}),
+    ("/admin/builds/a%00b", {}),
 ]
 
 

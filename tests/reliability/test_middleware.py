@@ -13,6 +13,7 @@ from pydantic import BaseModel
 from app.config import Settings
 from app.main import create_app
 from app.middleware import CONTENT_SECURITY_POLICY, BodySizeLimitMiddleware
+from app.services.tokens import create_token
 
 
 class Payload(BaseModel):
@@ -93,13 +94,16 @@ def test_body_under_the_limit_reaches_the_route(app_client) -> None:  # type: ig
     assert response.json() == {"name": "a" * 900}
 
 
-def test_import_route_has_the_larger_limit(app_client) -> None:  # type: ignore[no-untyped-def]
+def test_import_route_has_the_larger_limit(app_client, session) -> None:  # type: ignore[no-untyped-def]
     body = {"accelerators": [], "padding": "x" * 3000}  # over the default limit, under imports'
     assert app_client.post("/api/v1/_test/echo", json=body).status_code == 413
-    # It reaches the import route (which then asks for a token).
-    assert app_client.post("/api/v1/admin/import", json=body).status_code == 401
+    auth = {"Authorization": f"Bearer {create_token(session, name='limits')}"}
+    # Not 413: the import route's own limit applies (422: "padding" is no catalog key).
+    assert app_client.post("/api/v1/admin/import", json=body, headers=auth).status_code == 422
     body["padding"] = "x" * 6000
-    assert app_client.post("/api/v1/admin/import", json=body).status_code == 413
+    assert app_client.post("/api/v1/admin/import", json=body, headers=auth).status_code == 413
+    # Without a token, the credentials are refused before the size is even looked at.
+    assert app_client.post("/api/v1/admin/import", json=body).status_code == 401
 
 
 def test_streamed_body_stops_being_read_past_the_limit() -> None:
@@ -184,3 +188,15 @@ def test_docs_load_nothing_from_other_hosts(app_client) -> None:  # type: ignore
     for asset in ("/docs/assets/swagger-ui-bundle.js", "/docs/assets/swagger-ui.css",
                   "/docs/init.js"):
         assert app_client.get(asset).status_code == 200, asset
+
+
+def test_hsts_is_sent_over_https_only(settings: Settings) -> None:
+    app = create_app(settings.model_copy(update={"hsts_max_age_s": 86400}))
+    with TestClient(app, base_url="https://testserver") as secure:
+        for path in ("/healthz", "/", "/api/v1/builds", "/no-such-page"):
+            assert secure.get(path).headers.get("strict-transport-security") == "max-age=86400"
+    with TestClient(app) as plain:
+        assert "strict-transport-security" not in plain.get("/healthz").headers
+    off = create_app(settings.model_copy(update={"hsts_max_age_s": 0}))
+    with TestClient(off, base_url="https://testserver") as secure:
+        assert "strict-transport-security" not in secure.get("/healthz").headers

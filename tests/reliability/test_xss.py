@@ -138,3 +138,25 @@ def test_javascript_urls_are_refused(session, url: str) -> None:  # type: ignore
         result = import_document(session, {kind: [record]}, actor="test", dry_run=True)
         assert not result.ok
         assert any(e.field.endswith("source_url") for e in result.errors), result.errors
+
+
+def test_markdown_exports_keep_poisoned_names_as_text(poisoned) -> None:  # type: ignore[no-untyped-def]
+    client, targets, _accepted = poisoned
+    build = targets["builds"]
+    response = client.get(f"/compare.md?builds={build},{_other_build(client, build)}")
+    assert response.status_code == 200
+    text = response.text
+    for marker in RAW_MARKERS:
+        assert marker not in text, f"compare.md carries {marker!r} as raw HTML"
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text  # the name is there, as text
+
+
+def test_markdown_link_and_emphasis_syntax_in_a_name_stays_text() -> None:
+    from app.web.compare import markdown_table
+
+    hostile = "[click](javascript:alert(1)) *bold* `code` a|b ![img](x)"
+    table = markdown_table({"builds": [{"name": hostile}], "rows": []})
+    header = table.splitlines()[0]
+    assert header.count(" | ") == 1  # the name's own pipe is escaped, not a new column
+    for raw in ("[click](", "*bold*", "`code`", "![img]"):
+        assert raw not in header, raw

@@ -92,3 +92,56 @@ def test_a_chart_is_drawn_once_per_distinct_data(monkeypatch: pytest.MonkeyPatch
     moved = [points[0], charts.CostSpeedPoint("B", "dgx", 300000.0, 95.0, True)]
     assert charts.cost_speed_svg(moved) != svg
     assert drawn == [2, 2]
+
+
+_CONFIG = {
+    "model_type": "llama",
+    "num_hidden_layers": 32,
+    "hidden_size": 4096,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 8,
+    "intermediate_size": 14336,
+    "vocab_size": 128256,
+}
+
+
+def test_a_pasted_config_is_parsed_once_per_value(monkeypatch: pytest.MonkeyPatch) -> None:
+    from app.schemas.estimate import InlineModel
+
+    parses: list[str] = []
+    real = estimates.model_spec_from_hf_config
+
+    def counting(config: Any, **options: Any) -> Any:
+        parses.append(options["name"])
+        return real(config, **options)
+
+    monkeypatch.setattr(estimates, "model_spec_from_hf_config", counting)
+    estimates.PARSED_CONFIGS.clear()
+    same = InlineModel(name="m", config=dict(_CONFIG))
+    reordered = InlineModel(name="m", config=dict(reversed(list(_CONFIG.items()))))
+    first = estimates.inline_model_spec(same)
+    assert estimates.inline_model_spec(reordered) is first  # key order does not matter
+    assert parses == ["m"]
+    # Every input of the parse is in the key: another name, count or field is a new parse.
+    renamed = estimates.inline_model_spec(InlineModel(name="n", config=dict(_CONFIG)))
+    counted = estimates.inline_model_spec(
+        InlineModel(name="m", config=dict(_CONFIG), params_total=8_000_000_000)
+    )
+    deeper = estimates.inline_model_spec(
+        InlineModel(name="m", config={**_CONFIG, "num_hidden_layers": 40})
+    )
+    assert parses == ["m", "n", "m", "m"]
+    assert renamed.name == "n" and counted.params_total_published == 8_000_000_000
+    assert deeper.num_hidden_layers == 40 and first.num_hidden_layers == 32
+
+
+def test_a_config_that_fails_to_parse_is_not_kept() -> None:
+    from app.errors import InvalidInput
+    from app.schemas.estimate import InlineModel
+
+    estimates.PARSED_CONFIGS.clear()
+    broken = InlineModel(name="m", config={k: v for k, v in _CONFIG.items() if k != "vocab_size"})
+    for _ in range(2):
+        with pytest.raises(InvalidInput, match="vocab_size"):
+            estimates.inline_model_spec(broken)
+    assert len(estimates.PARSED_CONFIGS) == 0

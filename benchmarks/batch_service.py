@@ -1,0 +1,83 @@
+"""Where POST /api/v1/estimate/batch spends its CPU, per item, without HTTP.
+
+Times the three stages of the endpoint for the 100-item body of benchmarks/http_bench.py
+(inline builds + a pasted config each): schema validation of the parsed JSON, the service
+(`run_batch`: engine runs, failover, serialising) and JSON encoding. Process CPU time, best of
+15 runs of the whole body; pin to one core with `taskset -c 1`. A fresh SQLite catalog is
+migrated and seeded in a temporary directory (the batch reads the catalog snapshot).
+
+Run from the repository root:  python benchmarks/batch_service.py
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from http_bench import BATCH_SIZE, batch_body  # noqa: E402
+from pydantic import TypeAdapter  # noqa: E402
+
+from app.api._common import dumps  # noqa: E402
+from app.config import Settings  # noqa: E402
+from app.db import make_engine, make_sessionmaker  # noqa: E402
+from app.schemas.estimate import EstimateRequest  # noqa: E402
+from app.services.estimates import cost_assumptions, run_batch  # noqa: E402
+
+
+def _best_us_per_item(work: Callable[[], Any], runs: int = 15) -> tuple[float, Any]:
+    best = float("inf")
+    result = None
+    for _ in range(runs):
+        t0 = time.process_time()
+        result = work()
+        best = min(best, time.process_time() - t0)
+    return best / BATCH_SIZE * 1e6, result
+
+
+def main() -> int:
+    """Print microseconds per item for each stage and the estimates/s they add up to."""
+    with tempfile.TemporaryDirectory(prefix="tierline-batch-") as tmp:
+        url = f"sqlite:///{Path(tmp) / 'tierline.db'}"
+        env = {**os.environ, "TIERLINE_DATABASE_URL": url}
+        for command in ("migrate", "seed"):
+            subprocess.run(
+                [sys.executable, "-c", "from app.cli import main; main()", command],
+                cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL,
+            )
+        settings = Settings(database_url=url)
+        engine = make_engine(url)
+        sessions = make_sessionmaker(engine)
+        raw = json.dumps(batch_body(BATCH_SIZE))
+        adapter = TypeAdapter(list[EstimateRequest])
+        costs = cost_assumptions(settings)
+
+        def service() -> dict[str, Any]:
+            with sessions() as session:
+                return run_batch(session, requests=requests, costs=costs)
+
+        validate_us, requests = _best_us_per_item(lambda: adapter.validate_python(json.loads(raw)))
+        service_us, answer = _best_us_per_item(service)
+        encode_us, body = _best_us_per_item(lambda: dumps(answer))
+        engine.dispose()
+    total = validate_us + service_us + encode_us
+    print(f"POST /api/v1/estimate/batch, {BATCH_SIZE} items, per item (CPU, best of 15):")
+    print(f"  validate {validate_us:.0f} us, run_batch {service_us:.0f} us, "
+          f"JSON {encode_us:.0f} us ({len(body) / BATCH_SIZE:,.0f} bytes)")
+    print(f"  total {total:.0f} us -> {1e6 / total:,.0f} estimates/s on one core without HTTP "
+          f"(target over HTTP: 10,000)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
