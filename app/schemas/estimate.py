@@ -495,6 +495,41 @@ class WorkloadOut(BaseModel):
     batch: int
     parallelism: str
     runtime: str
+    offload: str = Field(default="auto", description="auto | none, as requested")
+
+
+class CardShareOut(BaseModel):
+    """One card of a layer split: its whole layers, memory and share of a token's time."""
+
+    name: str
+    layers: int
+    memory_needed_gb: float
+    memory_usable_gb: float
+    decode_s: float = Field(description="seconds of one decode step spent reading this card")
+
+
+class PlacementOut(BaseModel):
+    """Where the weights live on a mixed or offloading build (all figures estimates)."""
+
+    description: str = Field(
+        description='e.g. "attention and shared weights on the GPU, 36 of 36 expert layers in RAM"'
+    )
+    cards: list[CardShareOut]
+    offload: Literal["none", "experts", "layers", "experts+layers"]
+    gpu_layers: int
+    cpu_layers: int = Field(description="whole layers on the CPU (llama.cpp -ngl)")
+    expert_layers_in_ram: int = Field(
+        description="MoE layers whose experts stay in RAM (--n-cpu-moe)"
+    )
+    moe_layers: int
+    ram_needed_gb: float = Field(description="weights (and KV of CPU layers) held in host RAM")
+    ram_usable_gb: float | None
+    ram_bandwidth_gbs: float | None
+    decode_ram_s: float = Field(description="seconds per decode step reading host RAM")
+    prefill_pcie_s: float = Field(
+        description="seconds of prefill streaming RAM weights over PCIe"
+    )
+    launch_flags: str
 
 
 class EstimateOut(BaseModel):
@@ -521,6 +556,11 @@ class EstimateOut(BaseModel):
     )
     estimated: bool = Field(
         description="always true: these are model estimates, not measurements (docs/engine.md)"
+    )
+    placement: PlacementOut | None = Field(
+        default=None,
+        description="mixed cards or host-RAM offload: the layer split per card and what lives "
+        "in RAM; null when every weight sits in accelerator memory of one card kind",
     )
 
 

@@ -127,6 +127,7 @@ def workload_spec(workload: WorkloadIn) -> Workload:
         training_tokens=workload.training_tokens,
         lora_rank=workload.lora_rank,
         model_flops_utilization=workload.model_flops_utilization,
+        offload=workload.offload,
     )
 
 
@@ -372,6 +373,7 @@ def workload_out(workload: Workload, runtime: str | None = None) -> dict[str, An
         "batch": workload.batch,
         "parallelism": workload.parallelism,
         "runtime": runtime or workload.runtime or "auto",
+        "offload": workload.offload,
     }
 
 
@@ -421,7 +423,18 @@ def estimate_answer(
         "assumptions": list(est.assumptions),
         "failover": failover or [],
         "estimated": True,
+        "placement": _placement_out(est),
     }
+
+
+def _placement_out(est: Estimate) -> dict[str, Any] | None:
+    """Where the weights live for mixed cards / offload (None when the plan says it all)."""
+    placement = est.placement
+    if placement is None:
+        return None
+    out = _clean(placement)
+    out["cards"] = [_clean(card) for card in placement.cards]
+    return out
 
 
 # ---- use cases ------------------------------------------------------------------------------
