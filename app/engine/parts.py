@@ -138,7 +138,7 @@ def with_parts(
     host = build.host
     ram_usable = (host.ram_gb * GIB - HOST_RESERVED_GIB * GIB) if host and host.ram_gb else None
     if choice is None:
-        return _no_fit(base, build, caps, layers, allowed)
+        return _no_fit(base, build, p, caps, layers, allowed)
     expert_cpu, cpu_layers, split = choice
     cpu_moe = sorted(moe_every)[:expert_cpu]
     ram_bytes = expert_cpu * experts_layer + cpu_layers * (nonexpert_layer + kv_layer)
@@ -146,7 +146,7 @@ def with_parts(
         experts_layer for i in range(cpu_layers) if i in moe_every and i not in cpu_moe
     )
     if ram_bytes > 0 and (ram_usable is None or ram_bytes > ram_usable):
-        return _no_fit(base, build, caps, layers, allowed, ram_bytes=ram_bytes)
+        return _no_fit(base, build, p, caps, layers, allowed, ram_bytes=ram_bytes)
 
     # Decode: each card reads its layers' active bytes at its own bandwidth; RAM-resident parts
     # are read by the CPU at the host's bandwidth.
@@ -156,8 +156,8 @@ def with_parts(
     shares: list[CardShare] = []
     index = cpu_layers
     sizes = gpu_sizes(expert_cpu, cpu_layers)
-    decode_gpu = 0.0
-    for (acc, _), count, cap in zip(cards, split, caps, strict=True):
+    reads: list[float] = []
+    for count in split:
         read = 0.0
         for layer in range(index, index + count):
             read += nonexpert_layer + kv_layer
@@ -165,6 +165,17 @@ def with_parts(
                 read += active_expert_bytes
         if index + count == layers:
             read += head
+        reads.append(read)
+        index += count
+    base_t = base.throughput
+    if base_t is not None and sum(reads) > 0:
+        # Everything on the cards: the bytes the engine's own decode model reads (KV window
+        # caps, embeddings ...), shared out over the cards as this split holds them.
+        base_bytes = base_t.decode_memory_s * cards[0][0].memory_bandwidth_gbs * GB * eff
+        reads = [r * base_bytes / sum(reads) for r in reads]
+    decode_gpu = 0.0
+    index = cpu_layers
+    for (acc, _), count, cap, read in zip(cards, split, caps, reads, strict=True):
         seconds = read / (acc.memory_bandwidth_gbs * GB * eff)
         held = sum(sizes[index - cpu_layers : index - cpu_layers + count])
         shares.append(
@@ -183,12 +194,14 @@ def with_parts(
     decode_ram = ram_read / (ram_bw * GB * CPU_BANDWIDTH_EFFICIENCY) if ram_read and ram_bw else 0.0
     # Every hand-over between devices (card to card, GPU to CPU and back for an offloaded
     # layer) moves the hidden state and pays a PCIe synchronisation.
-    hops = sum(1 for c in split if c) - 1 + 2 * len(cpu_moe) + (2 if cpu_layers else 0)
     slowest_link = min(link for _, link in cards)
     hidden_bytes = model.hidden_size * 2.0 * batch
     hop_s = LINK_LATENCY_US["pcie"] * 1e-6 + hidden_bytes / (slowest_link * GB * LINK_EFFICIENCY)
-    comm = max(hops, 0) * hop_s
-    base_t = base.throughput
+    card_hops = sum(1 for c in split if c) - 1
+    # Card-to-card hand-overs as the engine prices them for this many cards (the first kind's
+    # estimate has the same split shape); GPU -> CPU -> GPU for every offloaded layer.
+    comm = base_t.decode_communication_s if base_t else max(card_hops, 0) * hop_s
+    comm += (2 * len(cpu_moe) + (2 if cpu_layers else 0)) * hop_s
     fixed = base_t.decode_fixed_s if base_t else p.fixed_pass_s + p.runtime.fixed_s_per_step
     compute = _compute_s(base_t, cards, split)
     memory_s = decode_gpu + decode_ram
@@ -410,7 +423,7 @@ def _launch(command: str, flags: str, p: Prepared) -> str:
     return " ".join(head + flags.split(" ") + out[len(head) :])
 
 
-def _findings(build: BuildSpec, p: Prepared, placement: Placement) -> list[Finding]:
+def _findings(build: BuildSpec, p: Prepared, placement: Placement | None) -> list[Finding]:
     out = []
     if build.is_mixed and p.runtime.split != "layers":
         out.append(
@@ -430,7 +443,7 @@ def _findings(build: BuildSpec, p: Prepared, placement: Placement) -> list[Findi
                 "own bandwidth, so the slowest card sets much of the pace",
             )
         )
-    if placement.offload != "none":
+    if placement is not None and placement.offload != "none":
         out.append(
             Finding(
                 "info",
@@ -463,6 +476,7 @@ def _verdict(memory: MemoryBreakdown, placement: Placement) -> str:
 def _no_fit(
     base: Estimate,
     build: BuildSpec,
+    p: Prepared,
     caps: list[float],
     layers: int,
     allowed: bool,
@@ -470,7 +484,7 @@ def _no_fit(
     ram_bytes: float | None = None,
 ) -> Estimate:
     """The base answer with the reason the parts do not help."""
-    extra = []
+    extra = [f for f in _findings(build, p, None) if "identical cards" in f.message]
     if ram_bytes is not None:
         ram = build.host.ram_gb if build.host else None
         extra.append(
