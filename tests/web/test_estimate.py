@@ -185,3 +185,12 @@ def test_bad_card_row_and_host_errors_sit_beside_their_fields_in_words(web: Test
     doc = parse(response.text)
     assert doc.one(id="err-g2_count").text().startswith("Count of card kind 2:")
     assert doc.one(id="err-h_bandwidth_gbs").text().startswith("RAM bandwidth:")
+
+
+def test_offloading_build_shows_what_lives_where(web: TestClient) -> None:
+    query = {"build": "1x-rtx-4090-128gb-ddr5", "model": "gpt-oss-120b", "precision": "mxfp4"}
+    response = web.get("/estimate", params=query)
+    assert response.status_code == 200
+    caption = parse(response.text).one(id="placement-caption").text()
+    assert "expert layers in RAM" in caption
+    assert "--n-cpu-moe" in parse(response.text).one(id="launch-command").text()
