@@ -75,11 +75,14 @@ def _split_layers(sizes: list[float], caps: list[float]) -> list[int] | None:
 
 def needs_parts(build: BuildSpec, workload: Workload, base: Estimate) -> bool:
     """True when mixed cards or offload change the answer for this build and workload."""
-    if workload.mode != "inference" or build.nodes != 1:
+    # Cheapest tests first: this runs on every estimate.
+    if build.nodes != 1 or workload.mode != "inference":
         return False
-    if any(g.accelerator.memory_kind == "unified" for g in build.accelerator_groups):
-        return False  # unified memory: there is no separate VRAM to offload from
-    return build.is_mixed or (not base.fits and _offload_allowed(build, workload))
+    mixed = build.is_mixed
+    if not mixed and (base.fits or not _offload_allowed(build, workload)):
+        return False
+    # Unified memory: there is no separate VRAM to offload from.
+    return all(g.accelerator.memory_kind != "unified" for g in build.accelerator_groups)
 
 
 def _offload_allowed(build: BuildSpec, workload: Workload) -> bool:
