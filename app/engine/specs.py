@@ -79,7 +79,7 @@ class HostSpec:
 
     cpu: str | None = None
     cpu_cores: int | None = None
-    ram_gb: float | None = None
+    ram_gb: float | None = None  # build total, like host_memory_gb (offload: one-node builds)
     ram_bandwidth_gbs: float | None = None  # per node: channels x MT/s x 8 bytes, or published
 
 

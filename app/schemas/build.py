@@ -82,7 +82,10 @@ class HostIn(StrictModel):
 
     cpu: ShortText | None = Field(default=None, description="CPU model")
     cpu_cores: int | None = Field(default=None, strict=True, ge=1, le=4096)
-    ram_gb: NonNegativeMeasure | None = Field(default=None, description="system RAM per node, GB")
+    ram_gb: NonNegativeMeasure | None = Field(
+        default=None,
+        description="system RAM, GB, over the whole build like host_memory_gb (one node: its RAM)",
+    )
     ram_channels: int | None = Field(
         default=None, strict=True, ge=1, le=64, description="populated 64-bit DRAM channels"
     )
@@ -166,7 +169,8 @@ class BuildIn(PricedRecord):
         default=None, strict=True, ge=1, le=1_000_000
     )
     host_memory_gb: NonNegativeMeasure | None = Field(
-        default=None, description="system RAM per node, GB (the same figure as host.ram_gb)"
+        default=None,
+        description="system RAM, GB, build total (the same figure as host.ram_gb)",
     )
     host: HostIn | None = None
     power_w: PositiveMeasure | None = None
