@@ -35,6 +35,9 @@ HOST_RESERVED_GIB = 4.0
 # llama.cpp ggml-cuda offloads an operation on host-resident weights to the GPU from this
 # batch size on (ggml_backend_cuda_device_offload_op, min_batch_size = 32).
 OFFLOAD_MIN_BATCH = 32
+# Host RAM bandwidth when only the RAM size is stated: dual-channel DDR4-3200 (2 x 3200 MT/s x
+# 8 B), the slowest common desktop platform, so an unstated host is not flattered.
+DEFAULT_RAM_BANDWIDTH_GBS = 51.2
 # Card-to-host link when the slot is not stated: PCIe 4.0 x16 achieved (runtime.py).
 DEFAULT_PCIE_GBS = LINK_DEFAULT_GBS["pcie"]
 
@@ -193,8 +196,9 @@ def with_parts(
         nonexpert_layer + kv_layer + (active_expert_bytes if i in moe_every else 0.0)
         for i in range(cpu_layers)
     ) - sum(active_expert_bytes for i in range(cpu_layers) if i in cpu_moe)
-    ram_bw = host.ram_bandwidth_gbs if host and host.ram_bandwidth_gbs else None
-    decode_ram = ram_read / (ram_bw * GB * CPU_BANDWIDTH_EFFICIENCY) if ram_read and ram_bw else 0.0
+    stated_bw = host.ram_bandwidth_gbs if host and host.ram_bandwidth_gbs else None
+    ram_bw = stated_bw or DEFAULT_RAM_BANDWIDTH_GBS
+    decode_ram = ram_read / (ram_bw * GB * CPU_BANDWIDTH_EFFICIENCY) if ram_read else 0.0
     # Every hand-over between devices (card to card, GPU to CPU and back for an offloaded
     # layer) moves the hidden state and pays a PCIe synchronisation.
     slowest_link = min(link for _, link in cards)
@@ -252,7 +256,7 @@ def with_parts(
         len(moe_every),
         ram_bytes,
         ram_usable,
-        ram_bw,
+        stated_bw,
         decode_ram,
         prefill_pcie,
         split,
@@ -452,7 +456,8 @@ def _findings(build: BuildSpec, p: Prepared, placement: Placement | None) -> lis
                 "info",
                 f"Offloaded: {placement.description}. {placement.ram_needed_gb:,.0f} GB of "
                 "weights sit in host RAM and are read by the CPU at "
-                f"{placement.ram_bandwidth_gbs or 0:,.0f} GB/s peak each token; prefill "
+                f"{placement.ram_bandwidth_gbs or DEFAULT_RAM_BANDWIDTH_GBS:,.0f} GB/s peak each "
+                "token; prefill "
                 "streams them over PCIe to the GPU (estimate)",
             )
         )
@@ -460,8 +465,9 @@ def _findings(build: BuildSpec, p: Prepared, placement: Placement | None) -> lis
             out.append(
                 Finding(
                     "caution",
-                    "The host's RAM bandwidth is not stated: decode time of the offloaded part "
-                    "is left out. Give host.ram_bandwidth_gbs (or channels and speed)",
+                    "The host's RAM bandwidth is not stated: the offloaded part is read at "
+                    f"{DEFAULT_RAM_BANDWIDTH_GBS:g} GB/s (dual-channel DDR4-3200), an assumption. "
+                    "Give host.ram_bandwidth_gbs (or channels and speed)",
                 )
             )
     return out

@@ -157,3 +157,11 @@ def test_unified_memory_machines_are_unchanged():
     with_host = estimate(box, GPT_OSS, MXFP4_LLAMA_CPP)
     without = estimate(replace(box, host=None), GPT_OSS, MXFP4_LLAMA_CPP)
     assert with_host == without and with_host.placement is None
+
+
+def test_unstated_ram_bandwidth_assumes_slow_ddr4_and_says_so():
+    stated = estimate(ONE_4090, GPT_OSS, MXFP4_LLAMA_CPP)
+    unstated = estimate(replace(ONE_4090, host=HostSpec(ram_gb=128)), GPT_OSS, MXFP4_LLAMA_CPP)
+    assert unstated.fits and unstated.throughput is not None and stated.throughput is not None
+    assert unstated.throughput.decode_tokens_per_s < stated.throughput.decode_tokens_per_s
+    assert any("not stated" in f.message and f.severity == "caution" for f in unstated.findings)
