@@ -752,5 +752,11 @@ def failover(
             if build.scale_up_domain_accelerators is None
             else min(build.scale_up_domain_accelerators, apn - 1),
         )
+        if build.groups:
+            # A mixed node loses one card of its last group (the groups must keep summing up).
+            *rest, last = build.groups
+            left = (*rest, replace(last, count_per_node=last.count_per_node - 1))
+            left = tuple(g for g in left if g.count_per_node > 0)
+            smaller = replace(smaller, groups=left, accelerator=left[0].accelerator)
     cases.append(_failover_case("one accelerator", smaller, model, workload, costs))
     return tuple(cases)

@@ -15,6 +15,7 @@ from app.engine import (
     Workload,
     derive_tier,
     estimate,
+    failover,
     model_spec_from_hf_config,
     ram_bandwidth_gbs,
 )
@@ -165,3 +166,8 @@ def test_unstated_ram_bandwidth_assumes_slow_ddr4_and_says_so():
     assert unstated.fits and unstated.throughput is not None and stated.throughput is not None
     assert unstated.throughput.decode_tokens_per_s < stated.throughput.decode_tokens_per_s
     assert any("not stated" in f.message and f.severity == "caution" for f in unstated.findings)
+
+
+def test_failover_of_a_mixed_node_drops_one_card_of_its_last_group():
+    (case,) = failover(MIXED, LLAMA_70B, Q4)
+    assert case.accelerators_left == 2
