@@ -18,6 +18,7 @@ from app.admin.schemas import (
     AuditPage,
     BuildAdmin,
     ImportResultOut,
+    MeasurementAdmin,
     ModelAdmin,
     ModelFromConfig,
     NoNul,
@@ -99,6 +100,7 @@ ADMIN_SHAPES: dict[str, type] = {
     "accelerator": AcceleratorAdmin,
     "build": BuildAdmin,
     "model": ModelAdmin,
+    "measurement": MeasurementAdmin,
 }
 IfMatch = Annotated[
     str | None,
@@ -317,7 +319,7 @@ _DOCUMENT_SCHEMA = {
     "type": "object",
     "properties": {
         key: {"type": "array", "items": {"type": "object"}}
-        for key in ("accelerators", "builds", "models")
+        for key in (kind.key for kind in KINDS)
     },
     "additionalProperties": False,
 }
@@ -353,7 +355,8 @@ def import_catalog(
     actor: AdminDep,
     dry_run: Annotated[bool, Query(description="validate and report, change nothing")] = False,
 ) -> Response:
-    """Upsert by slug the document's accelerators, builds and models (the seed/export format).
+    """Upsert by slug the document's accelerators, builds, models and measurements (the
+    seed/export format).
 
     Answers what was (or in a dry run would be) created, updated and left unchanged; the dry
     run's answer equals the real run's. Any invalid record means nothing is written.
@@ -391,7 +394,7 @@ def audit_event_out(event: AuditEvent) -> dict[str, Any]:
 def list_audit(
     request: Request,
     session: SessionDep,
-    kind: Literal["accelerator", "build", "model"] | None = None,
+    kind: Literal["accelerator", "build", "model", "measurement"] | None = None,
     slug: Annotated[str | None, NoNul, Query(max_length=200)] = None,
     action: Literal["create", "update", "delete", "restore"] | None = None,
     actor: Annotated[str | None, NoNul, Query(max_length=80)] = None,

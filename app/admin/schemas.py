@@ -8,6 +8,7 @@ from pydantic import AfterValidator, BaseModel, Field, model_validator
 from app.schemas.accelerator import AcceleratorIn
 from app.schemas.build import BuildIn, Tier
 from app.schemas.common import AsOf, HfConfig, Name, Notes, ShortText, SourceUrl, StrictModel
+from app.schemas.measurement import MeasurementIn
 from app.schemas.model_profile import MAX_PARAMS, ModelIn, ModelSlug
 
 
@@ -37,6 +38,12 @@ class BuildAdmin(BuildIn):
 
 class ModelAdmin(ModelIn):
     """A model profile as the admin API answers it: the document plus its version (= ETag)."""
+
+    version: int
+
+
+class MeasurementAdmin(MeasurementIn):
+    """A measurement as the admin API answers it: the document plus its version (= ETag)."""
 
     version: int
 

@@ -7,6 +7,7 @@ from app.api import (
     builds,
     compare,
     estimate,
+    measurements,
     models,
     recommend,
     serving,
@@ -18,7 +19,16 @@ from app.api import (
 # carries the /api/v1 prefix itself, so every route's own `path` is its full path template (what
 # the request log and metrics label a request with).
 ROUTERS: tuple[APIRouter, ...] = tuple(
-    module.router for module in (
-        builds, accelerators, models, compare, estimate, recommend, serving, tiers
+    module.router
+    for module in (
+        builds,
+        accelerators,
+        models,
+        measurements,
+        compare,
+        estimate,
+        recommend,
+        serving,
+        tiers,
     )
 )

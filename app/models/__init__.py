@@ -16,12 +16,16 @@ from app.models.build import (
     Build,
     BuildAcceleratorGroup,
 )
+from app.models.measurement import MEASUREMENT_RUNTIMES, METRIC_UNITS, METRICS, Measurement
 from app.models.model_profile import ModelProfile
 
 __all__ = [
     "INTER_NODE_LINK_KINDS",
     "INTRA_NODE_LINK_KINDS",
+    "MEASUREMENT_RUNTIMES",
     "MEMORY_KINDS",
+    "METRICS",
+    "METRIC_UNITS",
     "TIERS",
     "Accelerator",
     "AdminSession",
@@ -32,5 +36,6 @@ __all__ = [
     "BuildAcceleratorGroup",
     "CatalogState",
     "LoginAttempt",
+    "Measurement",
     "ModelProfile",
 ]

@@ -1,10 +1,10 @@
 """Import and export of whole catalog documents: seed files, `tierline seed`/`export`, admin import.
 
-A document is `{"accelerators": [...], "builds": [...], "models": [...]}` (any key may be left
-out). An import validates every record first; if any is invalid nothing is written and every error
-is listed with its record and field. Otherwise it upserts by slug in one transaction, records an
-audit event per change and raises the catalog version once. A dry run takes the same path and
-rolls back at the end, so its answer is the real run's.
+A document is `{"accelerators": [...], "builds": [...], "models": [...], "measurements": [...]}`
+(any key may be left out). An import validates every record first; if any is invalid nothing is
+written and every error is listed with its record and field. Otherwise it upserts by slug in one
+transaction, records an audit event per change and raises the catalog version once. A dry run
+takes the same path and rolls back at the end, so its answer is the real run's.
 """
 
 from collections.abc import Mapping
@@ -19,16 +19,20 @@ from sqlalchemy.orm import Session
 
 from app.errors import RecordError
 from app.schemas.accelerator import AcceleratorIn
+from app.schemas.build import BuildIn
+from app.schemas.model_profile import ModelIn
 from app.services.audit import record_change
 from app.services.catalog_version import bump_catalog_version, current_catalog_version
 from app.services.records import (
     ACCELERATOR,
+    BUILD,
     KIND_BY_KEY,
     KINDS,
+    MODEL,
     Kind,
+    Record,
     all_records,
     columns_for,
-    get_record,
     record_document,
     validate_record,
 )
@@ -69,14 +73,19 @@ class ImportResult:
         }
 
 
+# libyaml's loader when PyYAML was built with it: the pure-Python one takes seconds per MB, and
+# the measurements seed file is megabytes. Both are safe loaders (plain data only).
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 def load_document_file(path: Path) -> Any:
     """Parse a YAML or JSON document file (JSON is YAML)."""
     with path.open(encoding="utf-8") as fh:
-        return yaml.safe_load(fh)
+        return yaml.load(fh, Loader=_YAML_LOADER)
 
 
 def load_seed_directory(directory: Path) -> dict[str, Any]:
-    """Merge seed_data/{accelerators,builds,models}.yaml into one document."""
+    """Merge seed_data/{accelerators,builds,models,measurements}.yaml into one document."""
     document: dict[str, Any] = {}
     for kind in KINDS:
         path = directory / f"{kind.key}.yaml"
@@ -97,10 +106,17 @@ def import_document(
     changed = False
     try:
         for kind, records in validated:
-            for record in records:
-                changed |= _upsert(session, kind, record, actor=actor, result=result)
-                # Builds of this document may name accelerators created just above.
-                session.flush()
+            stored = {r.slug: r for r in all_records(session, kind)}
+            # One flush per kind lets the inserts go out in batches (a seed holds thousands of
+            # measurements); the lookups columns_for makes need only the kinds before this one.
+            with session.no_autoflush:
+                for record in records:
+                    changed |= _upsert(
+                        session, kind, record, actor=actor, result=result, stored=stored
+                    )
+            # Later kinds of this document refer to these records (builds to accelerators,
+            # measurements to builds and models).
+            session.flush()
         if changed:
             bump_catalog_version(session)
             session.flush()
@@ -134,12 +150,18 @@ def _validate_document(
     for key in unknown:
         errors.append(
             RecordError(
-                "document", None, None, key, "unknown key; use accelerators, builds, models"
+                "document",
+                None,
+                None,
+                key,
+                f"unknown key; use {', '.join(k.key for k in KINDS)}",
             )
         )
     pending_accelerators: dict[str, AcceleratorIn] = {}
+    pending_builds: dict[str, BuildIn] = {}
+    pending_models: dict[str, ModelIn] = {}
     validated: list[tuple[Kind, list[BaseModel]]] = []
-    for kind in KINDS:  # accelerators first: builds refer to them
+    for kind in KINDS:  # in dependency order: builds refer to accelerators, measurements to all
         raws = document.get(kind.key, [])
         if not isinstance(raws, list):
             # An empty mapping or a null is not an empty list: the documented shape says list.
@@ -155,7 +177,12 @@ def _validate_document(
             slug = raw.get("slug") if isinstance(raw, Mapping) else None
             slug = slug if isinstance(slug, str) else None
             record, problems = validate_record(
-                session, kind, raw, pending_accelerators=pending_accelerators
+                session,
+                kind,
+                raw,
+                pending_accelerators=pending_accelerators,
+                pending_builds=pending_builds,
+                pending_models=pending_models,
             )
             for problem in problems:
                 errors.append(RecordError(kind.name, slug, index, problem.field, problem.message))
@@ -170,17 +197,27 @@ def _validate_document(
             seen.add(slug)
             if kind is ACCELERATOR:
                 pending_accelerators[slug] = record  # type: ignore[assignment]
+            elif kind is BUILD:
+                pending_builds[slug] = record  # type: ignore[assignment]
+            elif kind is MODEL:
+                pending_models[slug] = record  # type: ignore[assignment]
             records.append(record)
         validated.append((kind, records))
     return validated
 
 
 def _upsert(
-    session: Session, kind: Kind, record: BaseModel, *, actor: str, result: ImportResult
+    session: Session,
+    kind: Kind,
+    record: BaseModel,
+    *,
+    actor: str,
+    result: ImportResult,
+    stored: Mapping[str, Record],
 ) -> bool:
     slug: str = record.slug  # type: ignore[attr-defined]
     ref = RecordRef(kind.name, slug)
-    existing = get_record(session, kind, slug)
+    existing = stored.get(slug)
     after = record.model_dump(mode="json")
     if existing is None:
         session.add(kind.orm(**columns_for(session, record)))

@@ -23,14 +23,15 @@ from app.engine import (
 )
 from app.errors import FieldError
 from app.errors import field_errors as errors_from
-from app.models import Accelerator, Build, BuildAcceleratorGroup, ModelProfile
+from app.models import Accelerator, Build, BuildAcceleratorGroup, Measurement, ModelProfile
 from app.models._mixins import utcnow
 from app.schemas.accelerator import AcceleratorIn
 from app.schemas.build import AcceleratorGroupIn, BuildIn, HostIn, InterNodeLinkIn, IntraNodeLinkIn
+from app.schemas.measurement import HardwareIn, MeasurementIn
 from app.schemas.model_profile import ModelIn
 from app.services.specs import accelerator_spec
 
-Record = Accelerator | Build | ModelProfile
+Record = Accelerator | Build | ModelProfile | Measurement
 
 
 @dataclass(frozen=True)
@@ -46,7 +47,9 @@ class Kind:
 ACCELERATOR = Kind("accelerator", "accelerators", Accelerator, AcceleratorIn)
 BUILD = Kind("build", "builds", Build, BuildIn)
 MODEL = Kind("model", "models", ModelProfile, ModelIn)
-KINDS: tuple[Kind, ...] = (ACCELERATOR, BUILD, MODEL)
+MEASUREMENT = Kind("measurement", "measurements", Measurement, MeasurementIn)
+# In dependency order: an import validates and writes each kind after the ones it refers to.
+KINDS: tuple[Kind, ...] = (ACCELERATOR, BUILD, MODEL, MEASUREMENT)
 KIND_BY_NAME = {k.name: k for k in KINDS}
 KIND_BY_KEY = {k.key: k for k in KINDS}
 
@@ -150,6 +153,21 @@ def model_document(profile: ModelProfile) -> dict[str, Any]:
     return _dump(ModelIn, {f: getattr(profile, f) for f in ModelIn.model_fields})
 
 
+def measurement_document(measurement: Measurement) -> dict[str, Any]:
+    """A measurement in seed/export shape (the shape of /work/data/SCHEMA.md rows)."""
+    values: dict[str, Any] = {
+        f: getattr(measurement, f)
+        for f in MeasurementIn.model_fields
+        if f not in {"hardware", "model", "value"}
+    }
+    values["hardware"] = HardwareIn.model_validate(measurement.hardware)
+    values["model"] = measurement.model_slug
+    values["value"] = (
+        measurement.value >= 0.5 if measurement.metric == "out_of_memory" else measurement.value
+    )
+    return _dump(MeasurementIn, values)
+
+
 def _dump(schema: type[BaseModel], values: dict[str, Any]) -> dict[str, Any]:
     # model_construct skips re-validation of stored data; dumping normalises dates to ISO.
     return schema.model_construct(**values).model_dump(mode="json")
@@ -161,6 +179,8 @@ def record_document(record: Record) -> dict[str, Any]:
         return accelerator_document(record)
     if isinstance(record, Build):
         return build_document(record)
+    if isinstance(record, Measurement):
+        return measurement_document(record)
     return model_document(record)
 
 
@@ -173,8 +193,12 @@ def validate_record(
     raw: Any,
     *,
     pending_accelerators: Mapping[str, AcceleratorIn] | None = None,
+    pending_builds: Mapping[str, BuildIn] | None = None,
+    pending_models: Mapping[str, ModelIn] | None = None,
 ) -> tuple[BaseModel | None, list[FieldError]]:
-    """Validate one record: its schema, then what needs the catalog (accelerator, tier, config)."""
+    """Validate one record: its schema, then what needs the catalog (accelerator, tier, config,
+    a measurement's build, accelerator and model). `pending_*` are records of the same document
+    that are not written yet."""
     if not isinstance(raw, Mapping):
         return None, [FieldError("(record)", "must be an object")]
     try:
@@ -185,6 +209,14 @@ def validate_record(
         return record, _check_build(session, record, pending_accelerators or {})
     if isinstance(record, ModelIn):
         return record, _check_model(record)
+    if isinstance(record, MeasurementIn):
+        return record, _check_measurement(
+            session,
+            record,
+            accelerators=pending_accelerators or {},
+            builds=pending_builds or {},
+            models=pending_models or {},
+        )
     return record, []
 
 
@@ -229,6 +261,94 @@ def _check_model(record: ModelIn) -> list[FieldError]:
     except EngineInputError as exc:
         return [FieldError(f"config.{exc.field}", exc.reason)]
     return []
+
+
+def _exists(session: Session, orm: type[Record], slug: str, pending: Mapping[str, Any]) -> bool:
+    return slug in pending or session.scalar(select(orm.id).where(orm.slug == slug)) is not None
+
+
+def _build_hardware(
+    session: Session, slug: str, pending: Mapping[str, BuildIn]
+) -> tuple[str, int] | None:
+    """(accelerator slug, accelerator count) of a catalog or pending build, or None if unknown."""
+    record = pending.get(slug)
+    if record is not None:
+        return record.groups[0].accelerator, record.nodes * sum(g.count for g in record.groups)
+    found = session.scalar(select(Build).options(BUILD_LOAD).where(Build.slug == slug))
+    if found is None:
+        return None
+    return found.accelerator.slug, found.accelerator_count
+
+
+def _check_measurement(
+    session: Session,
+    record: MeasurementIn,
+    *,
+    accelerators: Mapping[str, AcceleratorIn],
+    builds: Mapping[str, BuildIn],
+    models: Mapping[str, ModelIn],
+) -> list[FieldError]:
+    problems = []
+    if not _exists(session, ModelProfile, record.model, models):
+        problems.append(FieldError("model", f"unknown model '{record.model}'"))
+    hw = record.hardware
+    if hw.build is not None:
+        found = _build_hardware(session, hw.build, builds)
+        if found is None:
+            problems.append(FieldError("hardware.build", f"unknown build '{hw.build}'"))
+        else:
+            accelerator, count = found
+            if hw.accelerator is not None and hw.accelerator != accelerator:
+                problems.append(
+                    FieldError(
+                        "hardware.accelerator",
+                        f"'{hw.accelerator}' contradicts build '{hw.build}', which uses"
+                        f" '{accelerator}'",
+                    )
+                )
+            if hw.count != count:
+                problems.append(
+                    FieldError(
+                        "hardware.count",
+                        f"build '{hw.build}' has {count} accelerators, not {hw.count}; name the"
+                        " build only when the run used exactly that build",
+                    )
+                )
+    elif (
+        hw.accelerator is not None
+        and hw.accelerator_spec is None
+        and not hw.groups
+        and not _exists(session, Accelerator, hw.accelerator, accelerators)
+    ):
+        problems.append(
+            FieldError(
+                "hardware.accelerator",
+                f"unknown accelerator '{hw.accelerator}'; give its figures under"
+                " hardware.accelerator_spec",
+            )
+        )
+    for index, group in enumerate(hw.groups or []):
+        if not _exists(session, Accelerator, group.accelerator, accelerators):
+            problems.append(
+                FieldError(
+                    f"hardware.groups.{index}.accelerator",
+                    f"unknown accelerator '{group.accelerator}'",
+                )
+            )
+    return problems
+
+
+def measurement_name(record: MeasurementIn) -> str:
+    """A readable title: model, hardware, runtime and metric."""
+    hw = record.hardware
+    if hw.build is not None:
+        where = hw.build
+    elif hw.groups:
+        where = " + ".join(f"{g.count}x {g.accelerator}" for g in hw.groups)
+    else:
+        label = hw.accelerator_spec.name if hw.accelerator_spec is not None else hw.accelerator
+        where = f"{hw.count}x {label}" if hw.count > 1 else str(label)
+    return f"{record.model} on {where}, {record.runtime} {record.metric}"[:160]
 
 
 def _spec_from_input(record: BuildIn, accelerators: Mapping[str, Accelerator]) -> BuildSpec:
@@ -321,6 +441,31 @@ def columns_for(session: Session, record: BaseModel) -> dict[str, Any]:
             sliding_window=spec.sliding_window,
         )
         return values
+    if isinstance(record, MeasurementIn):
+        values = record.model_dump(exclude={"hardware", "model", "value"})
+        hw = record.hardware
+        # The catalog accelerator when the name resolves to one (lists filter on it), even if
+        # the row also carries the spec it was collected with.
+        accelerator_slug = (
+            hw.accelerator
+            if hw.accelerator is not None and _exists(session, Accelerator, hw.accelerator, {})
+            else None
+        )
+        if hw.build is not None:
+            build_hardware = _build_hardware(session, hw.build, {})
+            assert build_hardware is not None, "validate_record checks the build exists"
+            accelerator_slug = build_hardware[0]
+        values.update(
+            name=measurement_name(record),
+            hardware=hw.model_dump(mode="json"),
+            build_slug=hw.build,
+            accelerator_slug=None if hw.groups else accelerator_slug,
+            accelerator_count=hw.count,
+            nodes=hw.nodes,
+            model_slug=record.model,
+            value=float(record.value),
+        )
+        return values
     return record.model_dump()
 
 
@@ -358,6 +503,7 @@ __all__ = [
     "KINDS",
     "KIND_BY_KEY",
     "KIND_BY_NAME",
+    "MEASUREMENT",
     "MODEL",
     "READ_ONLY_FIELDS",
     "Kind",

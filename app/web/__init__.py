@@ -2,13 +2,34 @@
 
 from fastapi import APIRouter
 
-from app.web import builds, compare, estimate, home, models, recommend, reference, serving
+from app.web import (
+    accuracy,
+    builds,
+    compare,
+    estimate,
+    home,
+    measurements,
+    models,
+    recommend,
+    reference,
+    serving,
+)
 from app.web.errors import render_error_page
 
 # Included one by one into the app (app.main), like the API routers: no nesting level to match.
 ROUTERS: tuple[APIRouter, ...] = tuple(
-    module.router for module in (
-        home, builds, models, estimate, serving, compare, recommend, reference
+    module.router
+    for module in (
+        home,
+        builds,
+        models,
+        estimate,
+        serving,
+        compare,
+        recommend,
+        reference,
+        accuracy,
+        measurements,
     )
 )
 

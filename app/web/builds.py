@@ -11,7 +11,9 @@ from app.engine import PRECISIONS
 from app.errors import DomainError
 from app.models import TIERS
 from app.schemas.listing import BuildQuery
+from app.services.accuracy import accuracy_notes_for_build, measured_vs_predicted_for_build
 from app.services.builds import build_parts, get_build, list_builds
+from app.services.cache import snapshot
 from app.services.pages import build_model_fits, filter_options
 from app.web.common import Notice, notices_from, parse_query, raw_query, render, with_query
 from app.web.templating import precision_label, tier_name
@@ -216,7 +218,14 @@ def build_page(
         request,
         session,
         "builds/detail.html",
-        {"build": read, "groups": groups, "fits": fits, "parts": build_parts(session, slug=slug)},
+        {
+            "build": read,
+            "groups": groups,
+            "fits": fits,
+            "parts": build_parts(session, slug=slug),
+            "measured": measured_vs_predicted_for_build(snapshot(session), slug=slug),
+            "accuracy_notes": accuracy_notes_for_build(snapshot(session), slug=slug),
+        },
         json_url=f"/api/v1/builds/{slug}",
         canonical=f"/builds/{slug}",
     )

@@ -24,6 +24,7 @@ NAV = (
     ("/estimate", "Calculator"),
     ("/serving", "Serving"),
     ("/recommend", "Recommend"),
+    ("/accuracy", "Accuracy"),
     ("/glossary", "Glossary"),
     ("/about", "About the numbers"),
 )

@@ -9,6 +9,8 @@ from app.deps import SessionDep, SettingsDep
 from app.engine import rule_of_thumb_gb
 from app.schemas.listing import ModelQuery
 from app.schemas.recommend import RecommendQuery
+from app.services.accuracy import measured_vs_predicted_for_model
+from app.services.cache import snapshot
 from app.services.estimates import cost_assumptions
 from app.services.models import get_model, list_models
 from app.services.recommend import recommend
@@ -100,6 +102,7 @@ def model_page(
             "head_dims": head_dimensions(model),
             "recommend_url": with_query("/recommend", {"model": slug, **state}),
             "notices": parsed.notices,
+            "measured": measured_vs_predicted_for_model(snapshot(session), slug=slug),
         },
         json_url=f"/api/v1/models/{slug}",
         canonical=with_query(f"/models/{slug}", _non_default(state)),

@@ -5,6 +5,7 @@ these filters, so units and rounding are the same on every page. The filters are
 of app.formatting (one formatting module for pages, charts and Markdown).
 """
 
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -53,7 +54,24 @@ def query_url(path: str, params: dict[str, Any] | None = None, **changes: Any) -
     return f"{path}?{query}" if query else path
 
 
-FILTERS = {
+# Units of measurement metrics (app.models.measurement.METRIC_UNITS), as shown after a figure.
+_METRIC_FORMATS: dict[str, Callable[[Any], str]] = {
+    "tokens/s": lambda v: f"{number(v, 3)} tokens/s",
+    "s": lambda v: f"{number(v, 3)} s",
+    "ms": lambda v: f"{number(v, 3)} ms",
+}
+
+
+def metric_value(value: Any, unit: str) -> str:
+    """A measured or predicted figure in its unit; fit facts as words ("ran" / "out of memory")."""
+    if value is None:
+        return DASH
+    if isinstance(value, bool) or unit == "bool":
+        return "out of memory" if value else "ran"
+    return str(_METRIC_FORMATS.get(unit, lambda v: number(v, 3))(value))
+
+
+FILTERS: dict[str, Callable[..., str]] = {
     "int_commas": int_commas,
     "number": number,
     "gb": gb,
@@ -77,6 +95,7 @@ FILTERS = {
     "link_name": link_name,
     "tier_name": tier_name,
     "precision_label": precision_label,
+    "metric_value": metric_value,
 }
 
 

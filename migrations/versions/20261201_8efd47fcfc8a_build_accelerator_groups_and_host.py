@@ -7,7 +7,7 @@ cascade-delete group rows that already pointed at it. Downgrade keeps the first 
 the total count per node (a mixed build loses its other card kinds).
 
 Revision ID: 8efd47fcfc8a
-Revises: be5ac78b44c1
+Revises: 0f9b43e22edc
 Create Date: 2026-12-01 08:11:04.326481
 """
 
@@ -18,7 +18,7 @@ from alembic import op
 
 
 revision: str = '8efd47fcfc8a'
-down_revision: str | None = 'be5ac78b44c1'
+down_revision: str | None = '0f9b43e22edc'
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

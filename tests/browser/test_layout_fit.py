@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from tests.browser._shots import screenshot
 from tests.browser.test_pages import PAGES, _wait_until
 
 pytestmark = pytest.mark.browser
@@ -59,7 +60,7 @@ def test_main_content_fits_a_1280_px_laptop(
         assert layout["mainScroll"] <= layout["mainWidth"] + 1, layout
         assert layout["pageScroll"] <= layout["width"], layout
         _wait_for_charts(tab)
-        tab.screenshot(path=str(screenshots / f"fit-1280-{name}.png"), full_page=True)
+        screenshot(tab, screenshots / f"fit-1280-{name}.png")
     finally:
         context.close()
 
@@ -74,7 +75,7 @@ def test_screenshot_every_page_on_a_390_px_phone(
         tab.goto(PAGES[name], wait_until="load")
         assert tab.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
         _wait_for_charts(tab)
-        tab.screenshot(path=str(screenshots / f"fit-390-{name}.png"), full_page=True)
+        screenshot(tab, screenshots / f"fit-390-{name}.png")
     finally:
         context.close()
 
@@ -130,7 +131,7 @@ def test_compare_keeps_row_labels_visible_on_a_390_px_phone(
         hit = tab.evaluate("([x, y]) => document.elementFromPoint(x, y).closest('th')"
                            "?.textContent.trim()", list(centre))
         assert hit == label.text_content().strip()
-        tab.screenshot(path=str(screenshots / "fit-390-compare-scrolled.png"), full_page=False)
+        screenshot(tab, screenshots / "fit-390-compare-scrolled.png", full_page=False)
     finally:
         context.close()
 

@@ -10,6 +10,8 @@ from urllib.parse import parse_qsl, urlsplit
 import pytest
 from playwright.sync_api import expect
 
+from tests.browser._shots import screenshot
+
 pytestmark = pytest.mark.browser
 
 PAGES = {
@@ -25,6 +27,8 @@ PAGES = {
     "glossary": "/glossary",
     "about": "/about",
     "engine-doc": "/about/engine",
+    "accuracy": "/accuracy",
+    "measurements": "/measurements?runtime=llama.cpp",
     "not-found": "/no-such-page",
 }
 
@@ -68,7 +72,7 @@ def test_every_page_loads_without_console_errors(page: Any, screenshots: Path) -
         for img in tab.locator("figure.chart img").all():
             img.scroll_into_view_if_needed()  # charts load lazily
             _wait_until(lambda img=img: img.evaluate("i => i.complete && i.naturalWidth > 0"))
-        tab.screenshot(path=str(screenshots / f"laptop-{name}.png"), full_page=True)
+        screenshot(tab, screenshots / f"laptop-{name}.png")
         seen = problems.take()
         if name == "not-found":
             # Chromium logs the page's own 404 status; that one is the point of this page.
@@ -100,7 +104,7 @@ def test_catalog_filters_and_sort(page: Any, screenshots: Path) -> None:
     tab.locator("th", has_text="Price").get_by_role("link").click()
     tab.wait_for_url("**sort=-price_usd*")
     assert tab.locator("th[aria-sort=descending]").inner_text().startswith("Price")
-    tab.screenshot(path=str(screenshots / "laptop-builds-filtered.png"), full_page=True)
+    screenshot(tab, screenshots / "laptop-builds-filtered.png")
     assert problems.take() == []
 
 
@@ -139,7 +143,7 @@ def test_build_a_comparison_by_clicking(page: Any, screenshots: Path) -> None:
     copied = tab.evaluate("navigator.clipboard.readText()")
     assert copied == tab.locator("#compare-markdown").text_content()
     assert copied.splitlines()[1].startswith("| --- |")
-    tab.screenshot(path=str(screenshots / "laptop-compare-clicked.png"), full_page=True)
+    screenshot(tab, screenshots / "laptop-compare-clicked.png")
     assert problems.take() == []
 
 
@@ -162,7 +166,7 @@ def test_submit_the_calculator(page: Any, screenshots: Path) -> None:
     chart.scroll_into_view_if_needed()
     _wait_until(lambda: chart.evaluate("i => i.complete && i.naturalWidth > 0"))
     assert tab.locator("#plan-caption").is_visible()
-    tab.screenshot(path=str(screenshots / "laptop-estimate-result.png"), full_page=True)
+    screenshot(tab, screenshots / "laptop-estimate-result.png")
 
     # Describe a build instead: the panel appears, and a bad value is named, not a 500.
     tab.get_by_label("Describe a build").check()
@@ -181,7 +185,7 @@ def test_submit_the_calculator(page: Any, screenshots: Path) -> None:
 
 
 @pytest.mark.parametrize("name", ["home", "builds", "build", "compare", "estimate", "recommend",
-                                  "model"])
+                                  "model", "accuracy", "measurements"])
 def test_phone_width_layout_has_no_page_overflow(
     browser: Any, live_server: Any, screenshots: Path, name: str
 ) -> None:
@@ -196,7 +200,7 @@ def test_phone_width_layout_has_no_page_overflow(
         # Wide tables scroll inside their own box instead of widening the page.
         for scroller in tab.locator(".table-scroll").all()[:3]:
             assert scroller.evaluate("e => getComputedStyle(e).overflowX") == "auto"
-        tab.screenshot(path=str(screenshots / f"phone-{name}.png"), full_page=True)
+        screenshot(tab, screenshots / f"phone-{name}.png")
     finally:
         context.close()
 

@@ -51,7 +51,12 @@ def test_seed_dry_run_lists_records_and_writes_nothing(
     assert result.exit_code == 0, result.output
     assert "create build 4x-rtx-4090-workstation" in result.output
     assert "would create" in result.output
-    assert _export(empty_catalog_url) == {"accelerators": [], "builds": [], "models": []}
+    assert _export(empty_catalog_url) == {
+        "accelerators": [],
+        "builds": [],
+        "models": [],
+        "measurements": [],
+    }
 
 
 def test_seed_twice_changes_nothing_the_second_time(

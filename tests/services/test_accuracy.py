@@ -1,0 +1,197 @@
+"""The accuracy machinery: engine inputs from measurements, predictors, errors and groups."""
+
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+import pytest
+from sqlalchemy.orm import Session
+
+from app.engine import AcceleratorSpec, BuildSpec, Workload, model_spec_from_hf_config
+from app.services.accuracy import (
+    Case,
+    Group,
+    accuracy_notes_for_build,
+    accuracy_report,
+    cross_validate_by_source,
+    device_class,
+    engine_predictor,
+    evaluate,
+    measurement_cases,
+    roofline_predictor,
+    serving_figure,
+    summarize,
+)
+from app.services.cache import snapshot
+from app.services.catalog import import_document
+
+from .test_measurements import measurement
+
+LLAMA_CONFIG = {
+    "model_type": "llama",
+    "num_hidden_layers": 32,
+    "hidden_size": 4096,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 8,
+    "intermediate_size": 14336,
+    "vocab_size": 128256,
+}
+
+
+def _case(
+    metric: str = "decode_tokens_per_s", measured: float | bool = 100.0, **kw: object
+) -> Case:
+    card = AcceleratorSpec("card", 24, 1000.0, 100.0)
+    build = BuildSpec("2x card", card, accelerators_per_node=2)
+    model = model_spec_from_hf_config(
+        LLAMA_CONFIG,
+        name="m",
+        params_total_published=8_000_000_000,
+        params_active_published=8_000_000_000,
+    )
+    workload = Workload(precision="fp16", runtime="llama.cpp", prompt_tokens=1000, **kw)  # type: ignore[arg-type]
+    return Case(
+        slug="c",
+        source_url="https://example.com/a",
+        source_title=None,
+        group=Group(metric, "llama.cpp", "discrete GDDR"),
+        measured=measured,
+        build=build,
+        model=model,
+        workload=workload,
+        output_tokens=100,
+        label="m on card",
+    )
+
+
+@pytest.mark.parametrize(
+    ("memory_kind", "vendor", "memory_type", "expected"),
+    [
+        ("discrete", "NVIDIA", "GDDR6X", "discrete GDDR"),
+        ("discrete", "NVIDIA", "HBM3e", "HBM datacenter"),
+        ("hbm", "AMD", None, "HBM datacenter"),
+        ("gddr", "AMD", None, "discrete GDDR"),
+        ("unified", "Apple", "LPDDR5", "Apple unified"),
+        ("unified", "NVIDIA", "LPDDR5X", "CUDA/ROCm unified"),
+    ],
+)
+def test_device_class(
+    memory_kind: str, vendor: str, memory_type: str | None, expected: str
+) -> None:
+    assert device_class(memory_kind=memory_kind, vendor=vendor, memory_type=memory_type) == expected
+
+
+def test_roofline_decode_is_bandwidth_over_active_weight_bytes() -> None:
+    # 2 cards x 1000 GB/s over 8e9 weights x 2 bytes = 125 tokens/s, x batch 4.
+    assert roofline_predictor(_case()) == pytest.approx(125.0)
+    assert roofline_predictor(_case(batch=4)) == pytest.approx(500.0)
+
+
+def test_roofline_prefill_is_dense_flops_over_twice_the_active_params() -> None:
+    # 2 cards x 100 TFLOPS / (2 x 8e9) = 12,500 tokens/s.
+    assert roofline_predictor(_case("prefill_tokens_per_s")) == pytest.approx(12_500.0)
+
+
+def test_roofline_fit_compares_weights_with_total_memory() -> None:
+    # 16 GB of FP16 weights in 48 GB: no out-of-memory.
+    assert roofline_predictor(_case("out_of_memory", measured=False)) is False
+
+
+def test_serving_figures_combine_first_token_and_steps() -> None:
+    assert serving_figure("e2e_latency_s", ttft_s=0.5, step_s=0.01, batch=1, output_tokens=100) == (
+        pytest.approx(1.5)
+    )
+    assert serving_figure("itl_ms", ttft_s=0.5, step_s=0.01, batch=1, output_tokens=100) == 10.0
+    # 4 requests x 100 tokens over 4 x 0.5 s of prefill + 100 steps of 0.01 s.
+    total = serving_figure(
+        "output_tokens_per_s_total", ttft_s=0.5, step_s=0.01, batch=4, output_tokens=100
+    )
+    assert total == pytest.approx(400 / 3.0)
+
+
+def test_evaluate_takes_any_predictor_and_reports_relative_error() -> None:
+    cases = [_case(measured=100.0), _case(measured=200.0)]
+    results = evaluate(cases, lambda case: 1.1 * float(case.measured))
+    assert [r.error for r in results] == [pytest.approx(0.1), pytest.approx(0.1)]
+    missing = evaluate(cases[:1], lambda case: None)
+    assert missing[0].error == 1.0 and missing[0].note
+
+
+def test_summaries_set_the_engine_beside_the_roofline_per_group() -> None:
+    cases = [_case(measured=m) for m in (100.0, 100.0, 100.0)] + [
+        _case("out_of_memory", measured=True)
+    ]
+    close = evaluate(cases, lambda c: True if isinstance(c.measured, bool) else 105.0)
+    far = evaluate(cases, lambda c: False if isinstance(c.measured, bool) else 200.0)
+    table = {s.group.metric: s for s in summarize(close, far)}
+    decode = table["decode_tokens_per_s"]
+    assert decode.engine.rows == 3 and decode.engine.median == pytest.approx(0.05)
+    assert decode.roofline.median == pytest.approx(1.0) and decode.engine_better
+    fit = table["out_of_memory"]
+    assert (fit.fit_agreeing, fit.roofline_fit_agreeing, fit.engine_better) == (1, 0, True)
+
+
+def test_engine_predictor_runs_the_engine_for_the_case() -> None:
+    decode = engine_predictor(_case())
+    assert isinstance(decode, float) and 0 < decode < roofline_predictor(_case())
+
+
+def test_catalog_measurements_become_cases_or_say_why_not(session: Session) -> None:
+    mixed = measurement(
+        "t-mixed",
+        hardware={
+            "count": 2,
+            "groups": [
+                {"accelerator": "rtx-3090", "count": 1},
+                {"accelerator": "rtx-4090", "count": 1},
+            ],
+        },
+    )
+    assert import_document(session, {"measurements": [measurement(), mixed]}, actor="t").ok
+    cases = measurement_cases(snapshot(session))
+    assert "t-decode" in {c.slug for c in cases.cases}
+    skipped = {s.slug: s.reason for s in cases.skipped}
+    assert "mixed" in skipped["t-mixed"]
+
+
+def test_the_report_follows_an_import(session: Session) -> None:
+    before = accuracy_report(snapshot(session))
+    session.commit()
+    far_off = measurement("t-far", value=1.0)  # a 1 tokens/s decode: a huge miss
+    assert import_document(session, {"measurements": [far_off]}, actor="t").ok
+    after = accuracy_report(snapshot(session))
+    assert after["measurements"] == before["measurements"] + 1
+    assert after["worst_misses"][0]["slug"] == "t-far"
+
+
+def test_build_notes_quote_the_groups_of_its_device_class(session: Session) -> None:
+    snap = snapshot(session)
+    notes = accuracy_notes_for_build(snap, slug="1x-rtx-4090-desktop")
+    groups = [
+        g
+        for g in accuracy_report(snap)["groups"]
+        if g["device_class"] == "discrete GDDR" and g["metric"] != "out_of_memory"
+    ]
+    assert len(notes) == len(groups) > 0
+    assert all("discrete GDDR: median error" in note for note in notes)
+    assert accuracy_notes_for_build(snap, slug="no-such-build") == []
+
+
+def test_leave_one_source_out_never_fits_on_the_held_out_source() -> None:
+    def at(source: str, measured: float) -> Case:
+        return replace(_case(measured=measured), source_url=source, slug=f"{source}-{measured}")
+
+    cases = [
+        at("https://a.example", 100.0),
+        at("https://a.example", 100.0),
+        at("https://b.example", 300.0),
+    ]
+
+    def fit(training: Sequence[Case]) -> Callable[[Case], float]:
+        mean = sum(float(c.measured) for c in training) / len(training)
+        return lambda case: mean
+
+    results = cross_validate_by_source(cases, fit)
+    assert [r.case.slug for r in results] == [c.slug for c in cases]
+    # Source a is predicted from b alone (300), b from a alone (100).
+    assert [r.predicted for r in results] == [300.0, 300.0, 100.0]
+    assert results[2].error == pytest.approx(2 / 3)
