@@ -18,8 +18,8 @@ from pydantic import BaseModel
 from app.errors import FieldError
 from app.services.records import Kind
 
-# Derived or identity fields that the form does not edit.
-SKIPPED = {"tier"}
+# Derived or identity fields that the form does not edit (host.ram_gb is host_memory_gb's twin).
+SKIPPED = {"tier", "host.ram_gb"}
 TEXTAREAS = {"notes"}
 INTEGER_TEXT = re.compile(r"[+-]?[0-9]+")
 
@@ -89,9 +89,9 @@ def form_fields(
     """The inputs for a schema (nested models flattened to dotted names)."""
     fields: list[FormField] = []
     for name, info in schema.model_fields.items():
-        if name in SKIPPED or (name == "slug" and not with_slug):
-            continue
         dotted = f"{prefix}{name}"
+        if dotted in SKIPPED or (name == "slug" and not with_slug):
+            continue
         annotation, _ = _unwrap(info.annotation)
         required = info.is_required()
         label = dotted.replace(".", " ").replace("_", " ")
@@ -112,6 +112,11 @@ def form_fields(
             widget = "number"
         elif annotation is date:
             widget = "date"
+        elif get_origin(annotation) is list and any(
+            isinstance(arg, type) and issubclass(arg, BaseModel) for arg in get_args(annotation)
+        ):
+            widget = "json"  # a list of records (a build's accelerator groups)
+            help_text = f"{help_text} (JSON list of objects)".strip()
         elif get_origin(annotation) is list:
             widget = "list"
             help_text = help_text or "comma-separated"

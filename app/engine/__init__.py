@@ -18,13 +18,17 @@ from .results import (
 )
 from .runtime import INFERENCE_RUNTIMES, RUNTIMES
 from .specs import (
+    PCIE_GBS_PER_LANE,
+    AcceleratorGroup,
     AcceleratorSpec,
     BuildSpec,
     CostAssumptions,
+    HostSpec,
     InterNodeLink,
     IntraNodeLink,
     ModelSpec,
     Workload,
+    ram_bandwidth_gbs,
 )
 from .tiers import derive_tier
 
@@ -39,7 +43,11 @@ __all__ = [
     "resolve_runtime",
     "PRECISIONS",
     "RUNTIMES",
+    "PCIE_GBS_PER_LANE",
+    "AcceleratorGroup",
     "AcceleratorSpec",
+    "HostSpec",
+    "ram_bandwidth_gbs",
     "BuildSpec",
     "CostAssumptions",
     "CostFigures",

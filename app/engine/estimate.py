@@ -9,6 +9,7 @@ from types import MappingProxyType
 from .cost import billed_tokens_per_s, cost_figures
 from .errors import EngineInputError
 from .launch import launch_command, model_ref_for
+from .parts import needs_parts, with_parts
 from .plan import (
     Need,
     Prepared,
@@ -560,8 +561,31 @@ def estimate(
     """Estimate fit, parallel plan, speed and cost of running `model` on `build`.
 
     `model_ref` (a Hugging Face repository id) names the weights in the launch command; by
-    default a slug of the model's name.
+    default a slug of the model's name. Mixed cards and host-RAM offload are re-derived by
+    engine/parts.py from the estimate of the build's first card kind.
     """
+    result = _estimate(build, model, workload, costs, model_ref=model_ref)
+    if not needs_parts(build, workload, result):
+        return result
+    work = workload
+    if workload.runtime is None and not result.fits and build.host is not None:
+        # Offloading is what llama.cpp does (-ngl / --n-cpu-moe); vLLM would stream weights.
+        work = replace(workload, runtime="llama.cpp")
+    single = replace(build, groups=(), host=None) if build.is_mixed else build
+    if single is not build or work is not workload:
+        result = _estimate(single, model, work, costs, model_ref=model_ref)
+    return with_parts(build, model, work, costs, result, prepare(single, model, work))
+
+
+def _estimate(
+    build: BuildSpec,
+    model: ModelSpec,
+    workload: Workload,
+    costs: CostAssumptions,
+    *,
+    model_ref: str | None,
+) -> Estimate:
+    """The estimate for a build of one card kind, everything in accelerator memory."""
     validate(build, model, workload, costs)
     p = prepare(build, model, workload)
     choice = _search(p, model, build, workload)
@@ -728,5 +752,11 @@ def failover(
             if build.scale_up_domain_accelerators is None
             else min(build.scale_up_domain_accelerators, apn - 1),
         )
+        if build.groups:
+            # A mixed node loses one card of its last group (the groups must keep summing up).
+            *rest, last = build.groups
+            left = (*rest, replace(last, count_per_node=last.count_per_node - 1))
+            left = tuple(g for g in left if g.count_per_node > 0)
+            smaller = replace(smaller, groups=left, accelerator=left[0].accelerator)
     cases.append(_failover_case("one accelerator", smaller, model, workload, costs))
     return tuple(cases)

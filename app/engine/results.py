@@ -113,6 +113,36 @@ class TrainingFigures:
 
 
 @dataclass(frozen=True, slots=True)
+class CardShare:
+    """What one card of a layer split holds and how long its share of a token takes."""
+
+    name: str
+    layers: int
+    memory_needed_gb: float
+    memory_usable_gb: float
+    decode_s: float
+
+
+@dataclass(frozen=True, slots=True)
+class Placement:
+    """Where the weights live: the cards' layer split and what stays in host RAM."""
+
+    description: str
+    cards: tuple[CardShare, ...]
+    offload: str  # "none" | "experts" | "layers" | "experts+layers"
+    gpu_layers: int
+    cpu_layers: int
+    expert_layers_in_ram: int
+    moe_layers: int
+    ram_needed_gb: float
+    ram_usable_gb: float | None
+    ram_bandwidth_gbs: float | None
+    decode_ram_s: float
+    prefill_pcie_s: float
+    launch_flags: str
+
+
+@dataclass(frozen=True, slots=True)
 class Estimate:
     """Everything the engine says about one build running one model under one workload."""
 
@@ -129,6 +159,8 @@ class Estimate:
     max_batch_that_fits: int | None
     tier: str = "desktop"
     runtime: str = "vllm"
+    # Set for mixed cards and host-RAM offload (engine/parts.py); None = the plan says it all.
+    placement: Placement | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -48,8 +48,56 @@ class InterNodeLink:
 
 
 @dataclass(frozen=True, slots=True)
+class AcceleratorGroup:
+    """One kind of accelerator in a build: count per node and the PCIe slot of each card."""
+
+    accelerator: AcceleratorSpec
+    count_per_node: int
+    pcie_generation: int | None = None
+    pcie_lanes: int | None = None
+
+    @property
+    def pcie_gbs(self) -> float | None:
+        """Host link of one card, GB/s per direction (None when the slot is not given)."""
+        if self.pcie_generation is None or self.pcie_lanes is None:
+            return None
+        return PCIE_GBS_PER_LANE[self.pcie_generation] * self.pcie_lanes
+
+
+# Usable GB/s per lane per direction after line coding (PCI-SIG: 2.5/5 GT/s with 8b/10b,
+# 8/16/32 GT/s with 128b/130b; 6.0/7.0 64/128 GT/s PAM4 with FLIT ~ 242/256).
+PCIE_GBS_PER_LANE = {
+    1: 0.25,
+    2: 0.5,
+    3: 0.985,
+    4: 1.969,
+    5: 3.938,
+    6: 7.563,
+    7: 15.125,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class HostSpec:
+    """The CPU side of a node: RAM that weights may be offloaded to, and its bandwidth."""
+
+    cpu: str | None = None
+    cpu_cores: int | None = None
+    ram_gb: float | None = None  # build total, like host_memory_gb (offload: one-node builds)
+    ram_bandwidth_gbs: float | None = None  # per node: channels x MT/s x 8 bytes, or published
+
+
+def ram_bandwidth_gbs(channels: int, speed_mts: float) -> float:
+    """Peak DRAM bandwidth of `channels` 64-bit channels at `speed_mts` MT/s, in GB/s."""
+    return channels * speed_mts * 8 / 1000
+
+
+@dataclass(frozen=True, slots=True)
 class BuildSpec:
-    """A hardware build: nodes x accelerators, links, power and price."""
+    """A hardware build: nodes x accelerator groups, a host, links, power and price.
+
+    `accelerator` / `accelerators_per_node` describe a single-kind build; a mixed build sets
+    `groups` (see `of_groups`), and then `accelerator` is its first group's card."""
 
     name: str
     accelerator: AcceleratorSpec
@@ -61,6 +109,36 @@ class BuildSpec:
     scale_up_domain_accelerators: int | None = None
     power_w: float | None = None
     price_usd: float | None = None
+    groups: tuple[AcceleratorGroup, ...] = ()  # () = one group: accelerator x per node
+    host: HostSpec | None = None
+
+    @classmethod
+    def of_groups(
+        cls, name: str, groups: tuple[AcceleratorGroup, ...], **fields: object
+    ) -> BuildSpec:
+        """A build from its accelerator groups (the first group's card is `accelerator`)."""
+        if not groups:
+            raise ValueError("a build needs at least one accelerator group")
+        return cls(
+            name=name,
+            accelerator=groups[0].accelerator,
+            accelerators_per_node=sum(g.count_per_node for g in groups),
+            groups=groups,
+            **fields,  # type: ignore[arg-type]
+        )
+
+    @property
+    def accelerator_groups(self) -> tuple[AcceleratorGroup, ...]:
+        """The build's groups (one group for a single-kind build)."""
+        if self.groups:
+            return self.groups
+        return (AcceleratorGroup(self.accelerator, self.accelerators_per_node),)
+
+    @property
+    def is_mixed(self) -> bool:
+        """True when the cards of a node are not all the same accelerator."""
+        groups = self.groups
+        return len(groups) > 1 and any(g.accelerator != groups[0].accelerator for g in groups)
 
     @property
     def accelerator_count(self) -> int:
@@ -70,7 +148,14 @@ class BuildSpec:
     @property
     def total_memory_gb(self) -> float:
         """Raw accelerator memory over the whole build (not necessarily pooled)."""
-        return self.accelerator.memory_gb * self.nodes * self.accelerators_per_node
+        per_node = sum(g.accelerator.memory_gb * g.count_per_node for g in self.accelerator_groups)
+        return per_node * self.nodes
+
+    @property
+    def slowest_pcie_gbs(self) -> float | None:
+        """The narrowest host link of any card, GB/s per direction (None when none is given)."""
+        links = [g.pcie_gbs for g in self.accelerator_groups if g.pcie_gbs is not None]
+        return min(links) if links else None
 
     @property
     def memory_pooled(self) -> bool:
@@ -191,6 +276,9 @@ class Workload:
     training_tokens: int = 0
     lora_rank: int = 16
     model_flops_utilization: float | None = None  # None = documented default per mode
+    # "auto": weights that do not fit in VRAM may stay in host RAM where the runtime allows
+    # (llama.cpp -ngl / --n-cpu-moe); "none": they may not.
+    offload: str = "auto"
 
 
 @dataclass(frozen=True, slots=True)

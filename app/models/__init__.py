@@ -9,7 +9,13 @@ from app.models.admin import (
     CatalogState,
     LoginAttempt,
 )
-from app.models.build import INTER_NODE_LINK_KINDS, INTRA_NODE_LINK_KINDS, TIERS, Build
+from app.models.build import (
+    INTER_NODE_LINK_KINDS,
+    INTRA_NODE_LINK_KINDS,
+    TIERS,
+    Build,
+    BuildAcceleratorGroup,
+)
 from app.models.measurement import MEASUREMENT_RUNTIMES, METRIC_UNITS, METRICS, Measurement
 from app.models.model_profile import ModelProfile
 
@@ -27,6 +33,7 @@ __all__ = [
     "AppSecret",
     "AuditEvent",
     "Build",
+    "BuildAcceleratorGroup",
     "CatalogState",
     "LoginAttempt",
     "Measurement",

@@ -10,7 +10,7 @@ from app.db import Base
 from app.models._mixins import SHORT_TEXT_LENGTH, URL_LENGTH, CatalogRecord
 
 if TYPE_CHECKING:
-    from app.models.build import Build
+    from app.models.build import BuildAcceleratorGroup
 
 MEMORY_KINDS = ("discrete", "unified")
 
@@ -43,4 +43,6 @@ class Accelerator(CatalogRecord, Base):
     launch_year: Mapped[int | None] = mapped_column(Integer)
     host_interface: Mapped[str | None] = mapped_column(String(SHORT_TEXT_LENGTH))
 
-    builds: Mapped[list["Build"]] = relationship(back_populates="accelerator", lazy="raise")
+    groups: Mapped[list["BuildAcceleratorGroup"]] = relationship(
+        back_populates="accelerator", lazy="raise"
+    )

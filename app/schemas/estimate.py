@@ -8,13 +8,22 @@ from pydantic import (
     Field,
     ValidationError,
     ValidationInfo,
+    field_validator,
     model_validator,
 )
 
 from app.engine import KV_BITS, RUNTIMES
 from app.errors import field_errors
 from app.schemas.accelerator import MemoryKind
-from app.schemas.build import InterNodeLinkIn, IntraNodeLinkIn, check_build_shape
+from app.schemas.build import (
+    MAX_GROUPS,
+    HostIn,
+    InterNodeLinkIn,
+    IntraNodeLinkIn,
+    PcieGeneration,
+    PcieLanes,
+    check_build_shape,
+)
 from app.schemas.common import HfConfig, Name, NonNegativeMeasure, PositiveMeasure, StrictModel
 from app.schemas.listing import (
     DEFAULT_CONTEXT_TOKENS,
@@ -32,6 +41,7 @@ else:  # enums of the engine's names, so OpenAPI lists them and unknown ones are
     RuntimeName = Literal[tuple(RUNTIMES)]
 Mode = Literal["inference", "training", "lora", "qlora"]
 Parallelism = Literal["auto", "tensor", "pipeline"]
+Offload = Literal["auto", "none"]
 RUNTIME_DESCRIPTION = (
     "inference runtime; null = from the inputs: GGUF precisions and Apple builds -> llama.cpp, "
     "otherwise vLLM (answers say which runtime ran)"
@@ -105,6 +115,11 @@ class WorkloadIn(StrictModel):
     training_tokens: int = Field(strict=True, default=0, ge=0, le=10**15)
     lora_rank: int = Field(strict=True, default=16, ge=1, le=65_536)
     model_flops_utilization: float | None = Field(strict=True, default=None, gt=0, le=1)
+    offload: Offload = Field(
+        default="auto",
+        description="auto: when the model does not fit in accelerator memory, keep layers or MoE "
+        "experts in host RAM (llama.cpp -ngl / --n-cpu-moe) where the runtime can; none: never",
+    )
 
     @model_validator(mode="after")
     def _prompt_within_context(self) -> "WorkloadIn":
@@ -172,13 +187,44 @@ def _slug_or(model: type[BaseModel], what: str) -> Any:
 AcceleratorRef = Annotated[str | InlineAccelerator, _slug_or(InlineAccelerator, "accelerator")]
 
 
+class InlineAcceleratorGroup(StrictModel):
+    """One kind of card in an inline build: a catalog slug or an inline accelerator, x count."""
+
+    accelerator: AcceleratorRef
+    count: int = Field(
+        strict=True, ge=1, le=MAX_ACCELERATORS_PER_NODE, description="cards of this kind per node"
+    )
+    pcie_generation: PcieGeneration | None = None
+    pcie_lanes: PcieLanes | None = Field(default=None, description="electrical lanes per card")
+
+
 class InlineBuild(StrictModel):
-    """A build described in the request instead of named by slug."""
+    """A build described in the request instead of named by slug: one accelerator x
+    accelerators_per_node, or `accelerators` (groups), plus an optional host."""
 
     name: Name
     nodes: int = Field(strict=True, default=1, ge=1, le=MAX_NODES)
-    accelerators_per_node: int = Field(strict=True, ge=1, le=MAX_ACCELERATORS_PER_NODE)
-    accelerator: AcceleratorRef
+    accelerators: list[InlineAcceleratorGroup] | None = Field(
+        default=None,
+        min_length=1,
+        max_length=MAX_GROUPS,
+        description="accelerator groups (card x count per node), instead of accelerator and "
+        "accelerators_per_node",
+    )
+    accelerators_per_node: int | None = Field(
+        strict=True,
+        default=None,
+        ge=1,
+        le=MAX_ACCELERATORS_PER_NODE,
+        validate_default=True,
+        description="required unless accelerators is given",
+    )
+    accelerator: AcceleratorRef | None = Field(
+        default=None, validate_default=True, description="required unless accelerators is given"
+    )
+    host: HostIn | None = Field(
+        default=None, description="CPU and RAM of each node (RAM that offloaded weights use)"
+    )
     intra_node_link: IntraNodeLinkIn | None = Field(
         default=None, description="default: PCIe between several cards, none for one card"
     )
@@ -191,14 +237,41 @@ class InlineBuild(StrictModel):
     power_w: PositiveMeasure | None = None
     price_usd: NonNegativeMeasure | None = None
 
+    @field_validator("accelerators_per_node", "accelerator")
+    @classmethod
+    def _single_form_complete(cls, value: object, info: ValidationInfo) -> object:
+        # A key missing from info.data means accelerators itself failed (reported there).
+        groups = info.data.get("accelerators")
+        if value is None and "accelerators" in info.data and groups is None:
+            raise ValueError("required unless accelerators lists the build's groups")
+        if value is not None and groups is not None:
+            raise ValueError("give either accelerators or accelerator/accelerators_per_node")
+        return value
+
+    @property
+    def groups(self) -> list[InlineAcceleratorGroup]:
+        """The build's groups from either form."""
+        if self.accelerators is not None:
+            return self.accelerators
+        assert self.accelerator is not None and self.accelerators_per_node is not None
+        return [InlineAcceleratorGroup(accelerator=self.accelerator,
+                                       count=self.accelerators_per_node)]
+
+    @property
+    def per_node(self) -> int:
+        """Cards in one node over every group."""
+        return sum(g.count for g in self.groups)
+
     @model_validator(mode="after")
     def _consistent(self) -> "InlineBuild":
-        count = self.nodes * self.accelerators_per_node
+        if self.per_node > MAX_ACCELERATORS_PER_NODE:
+            raise ValueError(f"accelerators: more than {MAX_ACCELERATORS_PER_NODE} cards per node")
+        count = self.nodes * self.per_node
         if count > MAX_INLINE_ACCELERATORS:
             raise ValueError(f"nodes x accelerators_per_node exceeds {MAX_INLINE_ACCELERATORS:,}")
         check_build_shape(
             nodes=self.nodes,
-            accelerators_per_node=self.accelerators_per_node,
+            accelerators_per_node=self.per_node,
             scale_up_domain_accelerators=self.scale_up_domain_accelerators,
             inter_node_kind=None if self.inter_node_link is None else self.inter_node_link.kind,
         )
@@ -422,6 +495,41 @@ class WorkloadOut(BaseModel):
     batch: int
     parallelism: str
     runtime: str
+    offload: str = Field(default="auto", description="auto | none, as requested")
+
+
+class CardShareOut(BaseModel):
+    """One card of a layer split: its whole layers, memory and share of a token's time."""
+
+    name: str
+    layers: int
+    memory_needed_gb: float
+    memory_usable_gb: float
+    decode_s: float = Field(description="seconds of one decode step spent reading this card")
+
+
+class PlacementOut(BaseModel):
+    """Where the weights live on a mixed or offloading build (all figures estimates)."""
+
+    description: str = Field(
+        description='e.g. "attention and shared weights on the GPU, 36 of 36 expert layers in RAM"'
+    )
+    cards: list[CardShareOut]
+    offload: Literal["none", "experts", "layers", "experts+layers"]
+    gpu_layers: int
+    cpu_layers: int = Field(description="whole layers on the CPU (llama.cpp -ngl)")
+    expert_layers_in_ram: int = Field(
+        description="MoE layers whose experts stay in RAM (--n-cpu-moe)"
+    )
+    moe_layers: int
+    ram_needed_gb: float = Field(description="weights (and KV of CPU layers) held in host RAM")
+    ram_usable_gb: float | None
+    ram_bandwidth_gbs: float | None
+    decode_ram_s: float = Field(description="seconds per decode step reading host RAM")
+    prefill_pcie_s: float = Field(
+        description="seconds of prefill streaming RAM weights over PCIe"
+    )
+    launch_flags: str
 
 
 class EstimateOut(BaseModel):
@@ -448,6 +556,11 @@ class EstimateOut(BaseModel):
     )
     estimated: bool = Field(
         description="always true: these are model estimates, not measurements (docs/engine.md)"
+    )
+    placement: PlacementOut | None = Field(
+        default=None,
+        description="mixed cards or host-RAM offload: the layer split per card and what lives "
+        "in RAM; null when every weight sits in accelerator memory of one card kind",
     )
 
 

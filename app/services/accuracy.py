@@ -35,11 +35,18 @@ from app.engine import (
     Workload,
 )
 from app.engine.prep import accelerator_class, resolve_runtime
-from app.engine.runtime import DEVICE_CLASSES, device_class
+from app.engine.runtime import DEVICE_CLASSES as ENGINE_DEVICE_CLASSES
+from app.engine.runtime import device_class
 from app.errors import DomainError
 from app.models import METRIC_UNITS
-from app.schemas.build import InterNodeLinkIn, IntraNodeLinkIn
-from app.schemas.estimate import EstimateRequest, InlineAccelerator, InlineBuild, WorkloadIn
+from app.schemas.build import HostIn, InterNodeLinkIn, IntraNodeLinkIn
+from app.schemas.estimate import (
+    EstimateRequest,
+    InlineAccelerator,
+    InlineAcceleratorGroup,
+    InlineBuild,
+    WorkloadIn,
+)
 from app.schemas.measurement import MeasurementIn
 from app.services.accelerators import accelerator_rows
 from app.services.builds import build_rows, find_build
@@ -48,6 +55,9 @@ from app.services.estimates import inline_build_spec, run_engine, workload_spec
 from app.services.measurements import MeasurementRow, measurement_rows
 from app.services.models import model_rows
 
+# Runs on mixed cards or with weights in host RAM form their own group (issue 14).
+PARTS_CLASS = "mixed cards / CPU offload"
+DEVICE_CLASSES = (*ENGINE_DEVICE_CLASSES, PARTS_CLASS)
 SPEED_METRICS = (
     "decode_tokens_per_s",
     "prefill_tokens_per_s",
@@ -151,10 +161,29 @@ class _Skip(Exception):
 
 def _hardware(snap: Snapshot, record: MeasurementIn) -> tuple[BuildSpec, str]:
     hw = record.hardware
+    host = (
+        None
+        if hw.host is None
+        else HostIn(
+            cpu=hw.host.cpu, ram_gb=hw.host.ram_gb, ram_bandwidth_gbs=hw.host.ram_bandwidth_gbs
+        )
+    )
     if hw.groups:
-        raise _Skip("mixed accelerators are not modelled by the engine")
-    if hw.host is not None or record.offload:
-        raise _Skip("CPU offload is not modelled by the engine")
+        try:
+            mixed = InlineBuild(
+                name=record.slug,
+                nodes=hw.nodes,
+                accelerators=[
+                    InlineAcceleratorGroup(accelerator=g.accelerator, count=g.count)
+                    for g in hw.groups
+                ],
+                host=host,
+            )
+        except ValidationError as exc:
+            raise _Skip(f"hardware cannot be evaluated: {exc.errors()[0]['msg']}") from None
+        return inline_build_spec(snap, mixed), PARTS_CLASS
+    if record.offload and (host is None or host.ram_gb is None):
+        raise _Skip("CPU offload run without the host's RAM size published")
     accelerators = accelerator_rows(snap)
     if hw.build is not None:
         row = build_rows(snap).by_slug.get(hw.build)
@@ -207,6 +236,7 @@ def _hardware(snap: Snapshot, record: MeasurementIn) -> tuple[BuildSpec, str]:
             inter_node_link=(
                 None if hw.inter_node_link is None else InterNodeLinkIn(kind=hw.inter_node_link)
             ),
+            host=host,
         )
     except ValidationError as exc:
         raise _Skip(f"hardware cannot be evaluated: {exc.errors()[0]['msg']}") from None
@@ -215,7 +245,7 @@ def _hardware(snap: Snapshot, record: MeasurementIn) -> tuple[BuildSpec, str]:
         vendor, memory_type = memory_system
         accelerator_out = replace(spec_out.accelerator, vendor=vendor, memory_type=memory_type)
         spec_out = replace(spec_out, accelerator=accelerator_out)
-    return spec_out, kind
+    return spec_out, PARTS_CLASS if record.offload else kind
 
 
 def _workload(record: MeasurementIn) -> Workload:

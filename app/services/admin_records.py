@@ -26,7 +26,7 @@ from app.errors import (
     PreconditionFailed,
     PreconditionRequired,
 )
-from app.models import AuditEvent, Build
+from app.models import AuditEvent, Build, BuildAcceleratorGroup
 from app.services.audit import record_change
 from app.services.catalog import ImportResult
 from app.services.catalog_version import bump_catalog_version
@@ -182,8 +182,13 @@ def delete_record(
     preconditions.check_existing(existing)
     if kind is ACCELERATOR:
         users = list(
-            session.scalars(select(Build.slug).where(Build.accelerator_id == existing.id)
-                            .order_by(Build.slug))
+            session.scalars(
+                select(Build.slug)
+                .join(BuildAcceleratorGroup)
+                .where(BuildAcceleratorGroup.accelerator_id == existing.id)
+                .distinct()
+                .order_by(Build.slug)
+            )
         )
         if users:
             raise Conflict(

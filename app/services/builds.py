@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import select
-from sqlalchemy.orm import Session, selectinload
+from sqlalchemy.orm import Session
 
 from app.engine import BuildSpec
 from app.errors import FieldError, NotFound
@@ -24,7 +24,7 @@ from app.models import TIERS, Build
 from app.schemas.listing import BuildQuery
 from app.services.cache import Snapshot, snapshot
 from app.services.listing import ListResult, contains, page_of, sort_rows
-from app.services.records import build_document
+from app.services.records import BUILD_LOAD, build_document
 from app.services.specs import build_spec
 
 TIER_ORDER = {tier: index for index, tier in enumerate(TIERS)}
@@ -50,7 +50,9 @@ class BuildRow:
     spec: BuildSpec
     search_text: str
     accelerator_slug: str
+    accelerator_slugs: frozenset[str]
     vendor: str
+    vendors: frozenset[str]
     version: int
     failover: str
     scheduling: str
@@ -67,12 +69,47 @@ class BuildRows:
 
 def pooled_memory_gb(spec: BuildSpec) -> float:
     """Memory one scale-up domain shares (8 x 141 GB for a DGX H200 node; one card if isolated)."""
+    if spec.is_mixed:  # mixed cards never share a pool (TP needs identical cards): the smallest
+        return min(g.accelerator.memory_gb for g in spec.accelerator_groups)
     return spec.accelerator.memory_gb * spec.pooled_domain_accelerators
+
+
+# Brand words a card's catalog name starts with that a "2× RTX 3090" label leaves out.
+_LABEL_PREFIXES = ("NVIDIA ", "GeForce ", "AMD ")
+
+
+def short_card_name(name: str) -> str:
+    """A card's name without its brand words: "NVIDIA GeForce RTX 3090" -> "RTX 3090"."""
+    for prefix in _LABEL_PREFIXES:
+        name = name.removeprefix(prefix)
+    return name
+
+
+def accelerators_label(spec: BuildSpec) -> str:
+    """The cards of one node in words: "2× RTX 3090 + 1× RTX 4090" (same cards counted once)."""
+    counts: dict[str, int] = {}
+    for group in spec.accelerator_groups:
+        name = short_card_name(group.accelerator.name)
+        counts[name] = counts.get(name, 0) + group.count_per_node
+    return " + ".join(f"{count}× {name}" for name, count in counts.items())
+
+
+def mixed_build_fields(spec: BuildSpec) -> dict[str, Any]:
+    """What a mixed or host-offloading build adds to its list item and record."""
+    return {
+        "accelerators_label": accelerators_label(spec),
+        "mixed": spec.is_mixed,
+        "min_accelerator_memory_gb": min(
+            g.accelerator.memory_gb for g in spec.accelerator_groups
+        ),
+        "slowest_pcie_gbs": spec.slowest_pcie_gbs,
+    }
 
 
 def _row(build: Build) -> BuildRow:
     spec = build_spec(build)
     acc = build.accelerator
+    parts = mixed_build_fields(spec)
     item: dict[str, Any] = {
         "slug": build.slug,
         "name": build.name,
@@ -93,6 +130,9 @@ def _row(build: Build) -> BuildRow:
         "pooled_memory_gb": pooled_memory_gb(spec),
         "intra_node_bandwidth_gbs": build.intra_node_bandwidth_gbs,
         "inter_node_bandwidth_gbps": build.inter_node_bandwidth_gbps,
+        **parts,
+        "host_memory_gb": build.host_memory_gb,
+        "host_ram_bandwidth_gbs": build.host_ram_bandwidth_gbs,
     }
     read = build_document(build)
     read.update(
@@ -101,8 +141,13 @@ def _row(build: Build) -> BuildRow:
         accelerator_count=spec.accelerator_count,
         total_memory_gb=spec.total_memory_gb,
         memory_pooled=spec.memory_pooled,
+        **parts,
     )
-    search = " ".join([build.slug, build.name, acc.slug, acc.name, acc.vendor, build.tier])
+    cards = [g.accelerator for g in build.groups]
+    search = " ".join(
+        [build.slug, build.name, build.tier]
+        + [word for a in cards for word in (a.slug, a.name, a.vendor)]
+    )
     return BuildRow(
         slug=build.slug,
         item=item,
@@ -110,7 +155,9 @@ def _row(build: Build) -> BuildRow:
         spec=spec,
         search_text=search.casefold(),
         accelerator_slug=acc.slug,
+        accelerator_slugs=frozenset(a.slug for a in cards),
         vendor=acc.vendor,
+        vendors=frozenset(a.vendor.casefold() for a in cards),
         version=build.version,
         failover=build.failover,
         scheduling=build.scheduling,
@@ -122,8 +169,9 @@ def build_rows(snap: Snapshot) -> BuildRows:
     """Every build with its accelerator, loaded once per catalog version."""
 
     def load() -> BuildRows:
-        stmt = select(Build).options(selectinload(Build.accelerator)).order_by(Build.slug)
-        rows = tuple(_row(b) for b in snap.session.scalars(stmt))
+        stmt = select(Build).options(BUILD_LOAD).order_by(Build.slug)
+        # A build without groups is one a concurrent delete is removing (see records.get_record).
+        rows = tuple(_row(b) for b in snap.session.scalars(stmt) if b.groups)
         return BuildRows(rows=rows, by_slug={r.slug: r for r in rows})
 
     return snap.memo("build_rows", load)
@@ -182,9 +230,9 @@ def _filter_and_sort(snap: Snapshot, query: BuildQuery) -> list[BuildRow]:
         item = r.item
         if query.tier is not None and item["tier"] != query.tier:
             continue
-        if vendor is not None and r.vendor.casefold() != vendor:
+        if vendor is not None and vendor not in r.vendors:
             continue
-        if query.accelerator is not None and r.accelerator_slug != query.accelerator:
+        if query.accelerator is not None and query.accelerator not in r.accelerator_slugs:
             continue
         if query.min_memory_gb is not None and item["total_memory_gb"] < query.min_memory_gb:
             continue
@@ -216,6 +264,31 @@ def list_builds_at(snap: Snapshot, *, query: BuildQuery) -> ListResult[dict[str,
 def matching_builds(session: Session, *, query: BuildQuery) -> list[dict[str, Any]]:
     """Every build matching the query's filters, sorted, without paging (CSV export)."""
     return [r.item for r in _matching(snapshot(session), query)]
+
+
+def pcie_slot_label(generation: int | None, lanes: int | None) -> str | None:
+    """ "PCIe 4.0 x8", or None when the slot is not stated."""
+    if generation is None or lanes is None:
+        return None
+    return f"PCIe {generation}.0 x{lanes}"
+
+
+def build_parts(session: Session, *, slug: str) -> list[dict[str, Any]]:
+    """One row per accelerator group of a build: count per node, card, memory each, slot."""
+    row = find_build(snapshot(session), slug)
+    groups = row.read["accelerators"]
+    return [
+        {
+            "count": doc["count"],
+            "accelerator": doc["accelerator"],
+            "name": short_card_name(spec_group.accelerator.name),
+            "memory_gb": spec_group.accelerator.memory_gb,
+            "memory_bandwidth_gbs": spec_group.accelerator.memory_bandwidth_gbs,
+            "slot": pcie_slot_label(doc["pcie_generation"], doc["pcie_lanes"]),
+            "pcie_gbs": spec_group.pcie_gbs,
+        }
+        for doc, spec_group in zip(groups, row.spec.accelerator_groups, strict=True)
+    ]
 
 
 def get_build(session: Session, *, slug: str) -> dict[str, Any]:

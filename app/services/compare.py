@@ -4,9 +4,10 @@ Contract (callers: the JSON API and the /compare page):
 - `compare_builds(session, *, query: CompareQuery, costs) -> dict` in the `CompareOut` shape.
   Unknown build or model slugs raise NotFound naming `builds` / `model`.
 - Rows, in order: connection, gpu_to_gpu_bandwidth_gbs, inter_node_bandwidth_gbps,
-  memory_pooling, run_model ("Run a N GB model?": the engine's verdict per build, N the rule-of-
-  thumb size of the chosen model at the precision, or of deepseek-v3 -- the tier-line story --
-  when no model is given; the largest catalog model when deepseek-v3 is absent), failover,
+  memory_pooling, accelerators, min_accelerator_memory_gb, slowest_pcie_gbs, host_memory_gb,
+  host_ram_bandwidth_gbs, run_model ("Run a N GB model?": the engine's verdict per build, N the
+  rule-of-thumb size of the chosen model at the precision, or of deepseek-v3 -- the tier-line
+  story -- when no model is given; the largest catalog model when deepseek-v3 is absent), failover,
   failover_computed (fit and speed after losing one accelerator / one node, for that model),
   scheduling, power_w, total_memory_gb, pooled_memory_gb, price_usd; with a model given also
   fits, memory_per_accelerator_gb, memory_needed_gb, runtime, plan, launch_command,
@@ -82,6 +83,11 @@ def pooling_text(row: BuildRow) -> str:
         return f"Unified — {size} shared by CPU and GPU"
     if count == 1:
         return f"One card — {size}"
+    if spec.is_mixed:
+        sizes = " / ".join(
+            dict.fromkeys(gb(g.accelerator.memory_gb) for g in spec.accelerator_groups)
+        )
+        return f"No — {count} isolated cards of {len(spec.accelerator_groups)} kinds ({sizes})"
     if not spec.memory_pooled:
         return f"No — {count} isolated {size} cards"
     domain = spec.pooled_domain_accelerators
@@ -177,6 +183,31 @@ def _compare(
         ),
     ]
     rows[-1]["display"] = [pooling_text(b) for b in builds]
+    rows += [
+        _row("accelerators", "Cards per node", [i["accelerators_label"] for i in items], _text),
+        _row(
+            "min_accelerator_memory_gb",
+            "Smallest card's memory",
+            [i["min_accelerator_memory_gb"] for i in items],
+            gb,
+            "GB",
+        ),
+        _row(
+            "slowest_pcie_gbs",
+            "Slowest card-to-host link",
+            [i["slowest_pcie_gbs"] for i in items],
+            lambda v: number(v, "GB/s per direction", digits=1),
+            "GB/s per direction",
+        ),
+        _row("host_memory_gb", "Host RAM", [i["host_memory_gb"] for i in items], gb, "GB"),
+        _row(
+            "host_ram_bandwidth_gbs",
+            "Host RAM bandwidth (peak)",
+            [i["host_ram_bandwidth_gbs"] for i in items],
+            lambda v: number(v, "GB/s", digits=1),
+            "GB/s",
+        ),
+    ]
     model_out = None
     estimates: list[Estimate] = []
     if model is not None:

@@ -43,8 +43,6 @@ from app.engine import (
     CostAssumptions,
     EngineInputError,
     Estimate,
-    InterNodeLink,
-    IntraNodeLink,
     ModelSpec,
     Workload,
     derive_tier,
@@ -67,7 +65,7 @@ from app.services.accelerators import find_accelerator
 from app.services.builds import BuildRow, build_rows, find_build, pooled_memory_gb
 from app.services.cache import Snapshot, ValueCache, snapshot
 from app.services.models import ModelRow, find_model, model_rows
-from app.services.specs import accelerator_spec
+from app.services.specs import accelerator_spec, inline_build_spec_from
 
 # Where an engine field lives in the request, so a 422 names the path the client sent.
 _BUILD_FIELDS = {
@@ -129,6 +127,7 @@ def workload_spec(workload: WorkloadIn) -> Workload:
         training_tokens=workload.training_tokens,
         lora_rank=workload.lora_rank,
         model_flops_utilization=workload.model_flops_utilization,
+        offload=workload.offload,
     )
 
 
@@ -158,41 +157,17 @@ def simple_workload(
 # ---- resolving slugs and inline objects -----------------------------------------------------
 
 
-def _catalog_accelerator_spec(snap: Snapshot, slug: str) -> AcceleratorSpec:
-    """The engine spec of a catalog accelerator (404 naming build.accelerator if unknown)."""
-    return accelerator_spec(find_accelerator(snap, slug, field="build.accelerator").read)
+def _catalog_accelerator_spec(
+    snap: Snapshot, slug: str, field: str = "build.accelerator"
+) -> AcceleratorSpec:
+    """The engine spec of a catalog accelerator (404 naming `field` if unknown)."""
+    return accelerator_spec(find_accelerator(snap, slug, field=field).read)
 
 
 def inline_build_spec(snap: Snapshot, build: InlineBuild) -> BuildSpec:
-    """Engine spec of an inline build (its accelerator a catalog slug or inline)."""
-    if isinstance(build.accelerator, str):
-        acc = _catalog_accelerator_spec(snap, build.accelerator)
-    else:
-        acc = accelerator_spec(build.accelerator)
-    intra = build.intra_node_link
-    if intra is None:
-        kind = "pcie" if build.accelerators_per_node > 1 else "none"
-        if acc.memory_kind == "unified" and build.accelerators_per_node == 1:
-            kind = "unified"
-        intra_link = IntraNodeLink(kind, None)
-    else:
-        intra_link = IntraNodeLink(intra.kind, intra.bandwidth_gbs, intra.latency_us)
-    inter = build.inter_node_link
-    inter_link = (
-        InterNodeLink("none", None)
-        if inter is None
-        else InterNodeLink(inter.kind, inter.bandwidth_gbps, inter.latency_us)
-    )
-    return BuildSpec(
-        name=build.name,
-        accelerator=acc,
-        nodes=build.nodes,
-        accelerators_per_node=build.accelerators_per_node,
-        intra_node_link=intra_link,
-        inter_node_link=inter_link,
-        scale_up_domain_accelerators=build.scale_up_domain_accelerators,
-        power_w=build.power_w,
-        price_usd=build.price_usd,
+    """Engine spec of an inline build (its accelerators catalog slugs or inline)."""
+    return inline_build_spec_from(
+        build, lambda slug, field: _catalog_accelerator_spec(snap, slug, field)
     )
 
 
@@ -398,6 +373,7 @@ def workload_out(workload: Workload, runtime: str | None = None) -> dict[str, An
         "batch": workload.batch,
         "parallelism": workload.parallelism,
         "runtime": runtime or workload.runtime or "auto",
+        "offload": workload.offload,
     }
 
 
@@ -447,7 +423,18 @@ def estimate_answer(
         "assumptions": list(est.assumptions),
         "failover": failover or [],
         "estimated": True,
+        "placement": _placement_out(est),
     }
+
+
+def _placement_out(est: Estimate) -> dict[str, Any] | None:
+    """Where the weights live for mixed cards / offload (None when the plan says it all)."""
+    placement = est.placement
+    if placement is None:
+        return None
+    out = _clean(placement)
+    out["cards"] = [_clean(card) for card in placement.cards]
+    return out
 
 
 # ---- use cases ------------------------------------------------------------------------------

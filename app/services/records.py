@@ -12,15 +12,24 @@ from pydantic import BaseModel, ValidationError
 from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
-from app.engine import BuildSpec, EngineInputError, derive_tier, model_spec_from_hf_config
+from app.engine import (
+    AcceleratorGroup,
+    BuildSpec,
+    EngineInputError,
+    InterNodeLink,
+    IntraNodeLink,
+    derive_tier,
+    model_spec_from_hf_config,
+)
 from app.errors import FieldError
 from app.errors import field_errors as errors_from
-from app.models import Accelerator, Build, Measurement, ModelProfile
+from app.models import Accelerator, Build, BuildAcceleratorGroup, Measurement, ModelProfile
+from app.models._mixins import utcnow
 from app.schemas.accelerator import AcceleratorIn
-from app.schemas.build import BuildIn, InterNodeLinkIn, IntraNodeLinkIn
+from app.schemas.build import AcceleratorGroupIn, BuildIn, HostIn, InterNodeLinkIn, IntraNodeLinkIn
 from app.schemas.measurement import HardwareIn, MeasurementIn
 from app.schemas.model_profile import ModelIn
-from app.services.specs import accelerator_spec, build_spec
+from app.services.specs import accelerator_spec
 
 Record = Accelerator | Build | ModelProfile | Measurement
 
@@ -51,6 +60,10 @@ READ_ONLY_FIELDS = frozenset(
         "accelerator_count",
         "total_memory_gb",
         "memory_pooled",
+        "accelerators_label",
+        "mixed",
+        "min_accelerator_memory_gb",
+        "slowest_pcie_gbs",
         "architecture",
         "attention",
         "is_moe",
@@ -89,14 +102,39 @@ def accelerator_document(acc: Accelerator) -> dict[str, Any]:
     return _dump(AcceleratorIn, {f: getattr(acc, f) for f in AcceleratorIn.model_fields})
 
 
+_HOST_COLUMNS = {
+    "cpu": "host_cpu",
+    "cpu_cores": "host_cpu_cores",
+    "ram_channels": "host_ram_channels",
+    "ram_speed_mts": "host_ram_speed_mts",
+    "ram_bandwidth_gbs": "host_ram_bandwidth_gbs",
+}
+_BUILD_NESTED = frozenset(
+    {"accelerator", "accelerators", "host", "intra_node_link", "inter_node_link"}
+)
+
+
 def build_document(build: Build) -> dict[str, Any]:
-    """A build in seed/export shape (its accelerator must be loaded)."""
+    """A build in seed/export shape (its groups and their accelerators must be loaded)."""
     values: dict[str, Any] = {
-        f: getattr(build, f)
-        for f in BuildIn.model_fields
-        if f not in {"accelerator", "intra_node_link", "inter_node_link"}
+        f: getattr(build, f) for f in BuildIn.model_fields if f not in _BUILD_NESTED
     }
     values["accelerator"] = build.accelerator.slug
+    values["accelerators"] = [
+        AcceleratorGroupIn.model_construct(
+            accelerator=g.accelerator.slug,
+            count=g.count_per_node,
+            pcie_generation=g.pcie_generation,
+            pcie_lanes=g.pcie_lanes,
+        )
+        for g in build.groups
+    ]
+    host = {field: getattr(build, column) for field, column in _HOST_COLUMNS.items()}
+    values["host"] = (
+        None
+        if all(v is None for v in host.values())
+        else HostIn.model_construct(ram_gb=build.host_memory_gb, **host)
+    )
     values["intra_node_link"] = IntraNodeLinkIn.model_construct(
         kind=build.intra_node_link_kind,
         bandwidth_gbs=build.intra_node_bandwidth_gbs,
@@ -185,15 +223,26 @@ def validate_record(
 def _check_build(
     session: Session, record: BuildIn, pending: Mapping[str, AcceleratorIn]
 ) -> list[FieldError]:
-    acc_in = pending.get(record.accelerator)
-    if acc_in is not None:
-        acc = Accelerator(**acc_in.model_dump())
-    else:
-        found = session.scalar(select(Accelerator).where(Accelerator.slug == record.accelerator))
+    accelerators: dict[str, Accelerator] = {}
+    problems = []
+    for index, group in enumerate(record.groups):
+        slug = group.accelerator
+        acc_in = pending.get(slug)
+        found = (
+            Accelerator(**acc_in.model_dump())
+            if acc_in is not None
+            else session.scalar(select(Accelerator).where(Accelerator.slug == slug))
+        )
         if found is None:
-            return [FieldError("accelerator", f"unknown accelerator '{record.accelerator}'")]
-        acc = found
-    implied = derive_tier(_spec_from_input(record, acc))
+            where = (
+                "accelerator" if len(record.groups) == 1 else f"accelerators.{index}.accelerator"
+            )
+            problems.append(FieldError(where, f"unknown accelerator '{slug}'"))
+        else:
+            accelerators[slug] = found
+    if problems:
+        return problems
+    implied = derive_tier(_spec_from_input(record, accelerators))
     if record.tier is not None and record.tier != implied:
         return [
             FieldError(
@@ -224,10 +273,8 @@ def _build_hardware(
     """(accelerator slug, accelerator count) of a catalog or pending build, or None if unknown."""
     record = pending.get(slug)
     if record is not None:
-        return record.accelerator, record.nodes * record.accelerators_per_node
-    found = session.scalar(
-        select(Build).options(selectinload(Build.accelerator)).where(Build.slug == slug)
-    )
+        return record.groups[0].accelerator, record.nodes * sum(g.count for g in record.groups)
+    found = session.scalar(select(Build).options(BUILD_LOAD).where(Build.slug == slug))
     if found is None:
         return None
     return found.accelerator.slug, found.accelerator_count
@@ -304,13 +351,56 @@ def measurement_name(record: MeasurementIn) -> str:
     return f"{record.model} on {where}, {record.runtime} {record.metric}"[:160]
 
 
-def _spec_from_input(record: BuildIn, acc: Accelerator) -> BuildSpec:
-    build = Build(**_build_columns(record))
-    return build_spec(build, acc)
+def _spec_from_input(record: BuildIn, accelerators: Mapping[str, Accelerator]) -> BuildSpec:
+    # Straight from the validated record: transient ORM groups pointing at persistent
+    # accelerators would be half-added to the session by the relationship's backref.
+    groups = tuple(
+        AcceleratorGroup(
+            accelerator=accelerator_spec(accelerators[g.accelerator]),
+            count_per_node=g.count,
+            pcie_generation=g.pcie_generation,
+            pcie_lanes=g.pcie_lanes,
+        )
+        for g in record.groups
+    )
+    return BuildSpec.of_groups(
+        record.name,
+        groups,
+        nodes=record.nodes,
+        intra_node_link=IntraNodeLink(
+            record.intra_node_link.kind,
+            record.intra_node_link.bandwidth_gbs,
+            record.intra_node_link.latency_us,
+        ),
+        inter_node_link=InterNodeLink(
+            record.inter_node_link.kind,
+            record.inter_node_link.bandwidth_gbps,
+            record.inter_node_link.latency_us,
+        ),
+        scale_up_domain_accelerators=record.scale_up_domain_accelerators,
+        power_w=record.power_w,
+        price_usd=record.price_usd,
+    )
 
 
-def _build_columns(record: BuildIn) -> dict[str, Any]:
-    values = record.model_dump(exclude={"accelerator", "intra_node_link", "inter_node_link"})
+def _build_columns(record: BuildIn, accelerators: Mapping[str, Accelerator]) -> dict[str, Any]:
+    values = record.model_dump(exclude=set(_BUILD_NESTED | {"accelerators_per_node"}))
+    host = record.host
+    for field, column in _HOST_COLUMNS.items():
+        values[column] = getattr(host, field) if host is not None else None
+    values["groups"] = [
+        BuildAcceleratorGroup(
+            position=position,
+            accelerator_id=accelerators[g.accelerator].id,
+            count_per_node=g.count,
+            pcie_generation=g.pcie_generation,
+            pcie_lanes=g.pcie_lanes,
+        )
+        for position, g in enumerate(record.groups)
+    ]
+    # Groups live in their own rows; a new updated_at makes a groups-only edit still UPDATE the
+    # build row, so its version (the ETag) moves and a stale concurrent edit fails.
+    values["updated_at"] = utcnow()
     values.update(
         intra_node_link_kind=record.intra_node_link.kind,
         intra_node_bandwidth_gbs=record.intra_node_link.bandwidth_gbs,
@@ -325,11 +415,12 @@ def _build_columns(record: BuildIn) -> dict[str, Any]:
 def columns_for(session: Session, record: BaseModel) -> dict[str, Any]:
     """ORM column values for a validated record (derived columns filled in)."""
     if isinstance(record, BuildIn):
-        values = _build_columns(record)
-        acc = session.scalar(select(Accelerator).where(Accelerator.slug == record.accelerator))
-        assert acc is not None, "validate_record checks the accelerator exists"
-        values["accelerator_id"] = acc.id
-        values["tier"] = derive_tier(build_spec(Build(**values), acc))
+        slugs = {g.accelerator for g in record.groups}
+        stmt = select(Accelerator).where(Accelerator.slug.in_(slugs))
+        found = {a.slug: a for a in session.scalars(stmt)}
+        assert set(found) == slugs, "validate_record checks the accelerators exist"
+        values = _build_columns(record, found)
+        values["tier"] = derive_tier(_spec_from_input(record, found))
         return values
     if isinstance(record, ModelIn):
         values = record.model_dump()
@@ -361,9 +452,9 @@ def columns_for(session: Session, record: BaseModel) -> dict[str, Any]:
             else None
         )
         if hw.build is not None:
-            found = _build_hardware(session, hw.build, {})
-            assert found is not None, "validate_record checks the build exists"
-            accelerator_slug = found[0]
+            build_hardware = _build_hardware(session, hw.build, {})
+            assert build_hardware is not None, "validate_record checks the build exists"
+            accelerator_slug = build_hardware[0]
         values.update(
             name=measurement_name(record),
             hardware=hw.model_dump(mode="json"),
@@ -380,26 +471,35 @@ def columns_for(session: Session, record: BaseModel) -> dict[str, Any]:
 
 # ---- queries -------------------------------------------------------------------------------
 
+# What reading a whole build needs: its groups in order, each with its accelerator.
+BUILD_LOAD = selectinload(Build.groups).selectinload(BuildAcceleratorGroup.accelerator)
+
 
 def get_record(session: Session, kind: Kind, slug: str) -> Record | None:
     """One record by slug (a build comes with its accelerator loaded)."""
     stmt = select(kind.orm).where(kind.orm.slug == slug)
     if kind is BUILD:
-        stmt = stmt.options(selectinload(Build.accelerator))
-    return cast("Record | None", session.scalar(stmt))
+        stmt = stmt.options(BUILD_LOAD)
+    record = cast("Record | None", session.scalar(stmt))
+    if isinstance(record, Build) and not record.groups:
+        # Every build has a group; none means a concurrent delete committed between the build's
+        # query and its groups' query: the build is gone.
+        return None
+    return record
 
 
 def all_records(session: Session, kind: Kind) -> list[Record]:
     """Every record of a kind, by slug."""
     stmt = select(kind.orm).order_by(kind.orm.slug)
     if kind is BUILD:
-        stmt = stmt.options(selectinload(Build.accelerator))
+        stmt = stmt.options(BUILD_LOAD)
     return list(session.scalars(stmt))
 
 
 __all__ = [
     "ACCELERATOR",
     "BUILD",
+    "BUILD_LOAD",
     "KINDS",
     "KIND_BY_KEY",
     "KIND_BY_NAME",

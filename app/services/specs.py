@@ -1,18 +1,21 @@
 """Translate ORM records into the engine's frozen dataclasses (the one place this happens)."""
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import fields
 from typing import Any
 
 from app.engine import (
+    AcceleratorGroup,
     AcceleratorSpec,
     BuildSpec,
+    HostSpec,
     InterNodeLink,
     IntraNodeLink,
     ModelSpec,
     model_spec_from_hf_config,
 )
 from app.models import Accelerator, Build, ModelProfile
+from app.schemas.estimate import InlineBuild
 
 # Catalog fields an inline accelerator may lack (the engine then assumes the default class).
 _OPTIONAL_SPEC_FIELDS = ("vendor", "memory_type")
@@ -33,14 +36,26 @@ def accelerator_spec(source: Accelerator | Mapping[str, Any] | Any) -> Accelerat
     return AcceleratorSpec(**values)
 
 
-def build_spec(build: Build, accelerator: Accelerator | None = None) -> BuildSpec:
-    """Engine view of a build (its accelerator must be loaded or passed)."""
-    acc = accelerator if accelerator is not None else build.accelerator
-    return BuildSpec(
-        name=build.name,
-        accelerator=accelerator_spec(acc),
+def build_spec(
+    build: Build, accelerators: Mapping[int, Accelerator] | None = None
+) -> BuildSpec:
+    """Engine view of a build: its groups' accelerators must be loaded, or passed by id."""
+    groups = tuple(
+        AcceleratorGroup(
+            accelerator=accelerator_spec(
+                accelerators[g.accelerator_id] if accelerators is not None else g.accelerator
+            ),
+            count_per_node=g.count_per_node,
+            pcie_generation=g.pcie_generation,
+            pcie_lanes=g.pcie_lanes,
+        )
+        for g in build.groups
+    )
+    return BuildSpec.of_groups(
+        build.name,
+        groups,
         nodes=build.nodes,
-        accelerators_per_node=build.accelerators_per_node,
+        host=host_spec(build),
         intra_node_link=IntraNodeLink(
             kind=build.intra_node_link_kind,
             bandwidth_gbs=build.intra_node_bandwidth_gbs,
@@ -54,6 +69,71 @@ def build_spec(build: Build, accelerator: Accelerator | None = None) -> BuildSpe
         scale_up_domain_accelerators=build.scale_up_domain_accelerators,
         power_w=build.power_w,
         price_usd=build.price_usd,
+    )
+
+
+def inline_build_spec_from(
+    build: InlineBuild, catalog_accelerator: Callable[[str, str], AcceleratorSpec]
+) -> BuildSpec:
+    """Engine view of an inline build; `catalog_accelerator(slug, field)` resolves a slug (and
+    raises NotFound naming `field`, the request path of that slug)."""
+    groups = []
+    single = build.accelerators is None
+    for index, group in enumerate(build.groups):
+        if isinstance(group.accelerator, str):
+            field = "build.accelerator" if single else f"build.accelerators.{index}.accelerator"
+            acc = catalog_accelerator(group.accelerator, field)
+        else:
+            acc = accelerator_spec(group.accelerator)
+        groups.append(
+            AcceleratorGroup(acc, group.count, group.pcie_generation, group.pcie_lanes)
+        )
+    per_node = build.per_node
+    intra = build.intra_node_link
+    if intra is None:
+        kind = "pcie" if per_node > 1 else "none"
+        if groups[0].accelerator.memory_kind == "unified" and per_node == 1:
+            kind = "unified"
+        intra_link = IntraNodeLink(kind, None)
+    else:
+        intra_link = IntraNodeLink(intra.kind, intra.bandwidth_gbs, intra.latency_us)
+    inter = build.inter_node_link
+    inter_link = (
+        InterNodeLink("none", None)
+        if inter is None
+        else InterNodeLink(inter.kind, inter.bandwidth_gbps, inter.latency_us)
+    )
+    host = build.host
+    return BuildSpec.of_groups(
+        build.name,
+        tuple(groups),
+        nodes=build.nodes,
+        intra_node_link=intra_link,
+        inter_node_link=inter_link,
+        scale_up_domain_accelerators=build.scale_up_domain_accelerators,
+        power_w=build.power_w,
+        price_usd=build.price_usd,
+        host=None
+        if host is None
+        else HostSpec(host.cpu, host.cpu_cores, host.ram_gb, host.ram_bandwidth_gbs),
+    )
+
+
+def host_spec(build: Build) -> HostSpec | None:
+    """The build's host, or None when nothing about it is known."""
+    values = (
+        build.host_cpu,
+        build.host_cpu_cores,
+        build.host_memory_gb,
+        build.host_ram_bandwidth_gbs,
+    )
+    if all(v is None for v in values):
+        return None
+    return HostSpec(
+        cpu=build.host_cpu,
+        cpu_cores=build.host_cpu_cores,
+        ram_gb=build.host_memory_gb,
+        ram_bandwidth_gbs=build.host_ram_bandwidth_gbs,
     )
 
 

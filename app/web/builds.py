@@ -12,7 +12,7 @@ from app.errors import DomainError
 from app.models import TIERS
 from app.schemas.listing import BuildQuery
 from app.services.accuracy import accuracy_notes_for_build, measured_vs_predicted_for_build
-from app.services.builds import get_build, list_builds
+from app.services.builds import build_parts, get_build, list_builds
 from app.services.cache import snapshot
 from app.services.pages import build_model_fits, filter_options
 from app.web.common import Notice, notices_from, parse_query, raw_query, render, with_query
@@ -123,6 +123,7 @@ SPEC_GROUPS: tuple[tuple[str, tuple[tuple[str, str, str], ...]], ...] = (
         "Accelerators",
         (
             ("Nodes", "nodes", "int_commas"),
+            ("Cards per node", "accelerators_label", "text"),
             ("Accelerators per node", "accelerators_per_node", "int_commas"),
             ("Accelerators in total", "accelerator_count", "int_commas"),
         ),
@@ -133,7 +134,20 @@ SPEC_GROUPS: tuple[tuple[str, tuple[tuple[str, str, str], ...]], ...] = (
             ("Total accelerator memory", "total_memory_gb", "gb"),
             ("Pooled memory per scale-up domain", "pooled_memory_gb", "gb"),
             ("Memory pooled across accelerators", "memory_pooled", "yes_no"),
+            ("Smallest card's memory", "min_accelerator_memory_gb", "gb"),
             ("Host memory", "host_memory_gb", "gb"),
+        ),
+    ),
+    (
+        "Host",
+        (
+            ("CPU", "host.cpu", "text"),
+            ("CPU cores", "host.cpu_cores", "int_commas"),
+            ("RAM", "host_memory_gb", "gb"),
+            ("RAM channels", "host.ram_channels", "int_commas"),
+            ("RAM speed, MT/s", "host.ram_speed_mts", "int_commas"),
+            ("RAM bandwidth (peak)", "host.ram_bandwidth_gbs", "gbs"),
+            ("Slowest card-to-host PCIe link, per direction", "slowest_pcie_gbs", "gbs"),
         ),
     ),
     (
@@ -208,6 +222,7 @@ def build_page(
             "build": read,
             "groups": groups,
             "fits": fits,
+            "parts": build_parts(session, slug=slug),
             "measured": measured_vs_predicted_for_build(snapshot(session), slug=slug),
             "accuracy_notes": accuracy_notes_for_build(snapshot(session), slug=slug),
         },

@@ -33,7 +33,6 @@ router = APIRouter(include_in_schema=False)
 CUSTOM_BUILD_FIELDS = {
     "b_name": "build.name",
     "b_nodes": "build.nodes",
-    "b_per_node": "build.accelerators_per_node",
     "b_intra_kind": "build.intra_node_link.kind",
     "b_intra_gbs": "build.intra_node_link.bandwidth_gbs",
     "b_inter_kind": "build.inter_node_link.kind",
@@ -41,14 +40,90 @@ CUSTOM_BUILD_FIELDS = {
     "b_power_w": "build.power_w",
     "b_price_usd": "build.price_usd",
 }
+# A described build is always sent as accelerator groups: the first group is the card chosen
+# (or described with the a_* fields) x b_per_node; groups 2..GROUP_ROWS are catalog cards.
+FIRST_GROUP = "build.accelerators.0"
 CUSTOM_ACCELERATOR_FIELDS = {
-    "a_name": "build.accelerator.name",
-    "a_memory_gb": "build.accelerator.memory_gb",
-    "a_bandwidth_gbs": "build.accelerator.memory_bandwidth_gbs",
-    "a_fp16_tflops": "build.accelerator.fp16_tflops",
-    "a_fp8_tflops": "build.accelerator.fp8_tflops",
-    "a_tdp_w": "build.accelerator.tdp_w",
-    "a_memory_kind": "build.accelerator.memory_kind",
+    "a_name": f"{FIRST_GROUP}.accelerator.name",
+    "a_memory_gb": f"{FIRST_GROUP}.accelerator.memory_gb",
+    "a_bandwidth_gbs": f"{FIRST_GROUP}.accelerator.memory_bandwidth_gbs",
+    "a_fp16_tflops": f"{FIRST_GROUP}.accelerator.fp16_tflops",
+    "a_fp8_tflops": f"{FIRST_GROUP}.accelerator.fp8_tflops",
+    "a_tdp_w": f"{FIRST_GROUP}.accelerator.tdp_w",
+    "a_memory_kind": f"{FIRST_GROUP}.accelerator.memory_kind",
+}
+GROUP_ROWS = 4
+GROUP_PARTS = {"count": "count", "pcie_gen": "pcie_generation", "pcie_lanes": "pcie_lanes"}
+
+
+def _group_prefix(row: int) -> str:
+    """Form-field prefix of group row 1..GROUP_ROWS (row 1 keeps the original b_ names)."""
+    return "b_" if row == 1 else f"g{row}_"
+
+
+def _group_fields() -> dict[str, str]:
+    """Form field -> request path for every group row."""
+    fields = {"b_accelerator": f"{FIRST_GROUP}.accelerator"}
+    for row in range(1, GROUP_ROWS + 1):
+        prefix = _group_prefix(row)
+        if row > 1:
+            fields[f"{prefix}accelerator"] = f"build.accelerators.{row - 1}.accelerator"
+        for part, name in GROUP_PARTS.items():
+            field = "b_per_node" if (row, part) == (1, "count") else f"{prefix}{part}"
+            fields[field] = f"build.accelerators.{row - 1}.{name}"
+    return fields
+
+
+GROUP_FIELDS = _group_fields()
+HOST_FIELDS = {
+    "h_cpu": "build.host.cpu",
+    "h_cores": "build.host.cpu_cores",
+    "h_ram_gb": "build.host.ram_gb",
+    "h_channels": "build.host.ram_channels",
+    "h_speed_mts": "build.host.ram_speed_mts",
+    "h_bandwidth_gbs": "build.host.ram_bandwidth_gbs",
+}
+# What each form field is called on the page, so an error beside it reads in words.
+FIELD_LABELS = {
+    "build": "Catalog build",
+    "model": "Catalog model",
+    "config": "config.json",
+    "b_name": "Build name",
+    "b_nodes": "Nodes",
+    "b_per_node": "Cards of the first kind per node",
+    "b_accelerator": "First card",
+    "b_intra_kind": "GPU-to-GPU link",
+    "b_intra_gbs": "Link GB/s per GPU",
+    "b_inter_kind": "Node-to-node network",
+    "b_inter_gbps": "Network Gb/s per node",
+    "b_power_w": "System power",
+    "b_price_usd": "Price",
+    "a_name": "Accelerator name",
+    "a_memory_gb": "Memory per accelerator",
+    "a_bandwidth_gbs": "Memory bandwidth",
+    "a_fp16_tflops": "Dense FP16 TFLOPS",
+    "a_fp8_tflops": "Dense FP8 TFLOPS",
+    "a_tdp_w": "Accelerator power",
+    "a_memory_kind": "Memory kind",
+    "b_pcie_gen": "PCIe generation of the first cards",
+    "b_pcie_lanes": "PCIe lanes of the first cards",
+    **{
+        f"g{row}_{part}": f"{label} of card kind {row}"
+        for row in range(2, GROUP_ROWS + 1)
+        for part, label in (
+            ("accelerator", "Card"),
+            ("count", "Count"),
+            ("pcie_gen", "PCIe generation"),
+            ("pcie_lanes", "PCIe lanes"),
+        )
+    },
+    "h_cpu": "Host CPU",
+    "h_cores": "CPU cores",
+    "h_ram_gb": "Host RAM",
+    "h_channels": "RAM channels",
+    "h_speed_mts": "RAM speed",
+    "h_bandwidth_gbs": "RAM bandwidth",
+    "offload": "Offload to host RAM",
 }
 WORKLOAD_FIELDS = (
     "mode",
@@ -66,6 +141,7 @@ WORKLOAD_FIELDS = (
     "memory_utilization",
     "tensor_parallel",
     "pipeline_parallel",
+    "offload",
 )
 COST_FIELDS = ("amortization_years", "electricity_usd_per_kwh", "pue", "utilization")
 FORM_FIELDS: dict[str, str] = {
@@ -75,6 +151,8 @@ FORM_FIELDS: dict[str, str] = {
     "model_name": "model.name",
     **CUSTOM_BUILD_FIELDS,
     **CUSTOM_ACCELERATOR_FIELDS,
+    **GROUP_FIELDS,
+    **HOST_FIELDS,
     **{f: f"workload.{f}" for f in WORKLOAD_FIELDS},
     **{f: f"costs.{f}" for f in COST_FIELDS},
 }
@@ -89,6 +167,10 @@ PARALLELISM = (
     ("auto", "Automatic"),
     ("tensor", "Tensor parallel"),
     ("pipeline", "Pipeline parallel"),
+)
+OFFLOAD_CHOICES = (
+    ("auto", "When it does not fit: layers or MoE experts in host RAM"),
+    ("none", "Never: accelerator memory only"),
 )
 # Runtimes a page offers (the training loop, pytorch, is not an inference choice).
 RUNTIME_OPTIONS = tuple((r, r) for r in INFERENCE_RUNTIMES)
@@ -116,19 +198,7 @@ def request_from_form(raw: dict[str, str]) -> tuple[dict[str, Any] | None, list[
     build_source = raw.get("build_source", "catalog")
     model_source = raw.get("model_source", "catalog")
     if build_source == "custom":
-        for name, path in CUSTOM_BUILD_FIELDS.items():
-            if name in raw:
-                _set(body, path, raw[name])
-        accelerator = raw.get("b_accelerator", "custom")
-        if accelerator == "custom":
-            for name, path in CUSTOM_ACCELERATOR_FIELDS.items():
-                if name in raw:
-                    _set(body, path, raw[name])
-            body.setdefault("build", {}).setdefault("accelerator", {})
-            body["build"]["accelerator"].setdefault("name", "Custom accelerator")
-        else:
-            _set(body, "build.accelerator", accelerator)
-        body["build"].setdefault("name", "Custom build")
+        body["build"] = _described_build(raw)
     elif "build" in raw:
         body["build"] = raw["build"]
     if model_source == "config":
@@ -175,6 +245,41 @@ def request_from_form(raw: dict[str, str]) -> tuple[dict[str, Any] | None, list[
     return body, errors
 
 
+def _described_build(raw: dict[str, str]) -> dict[str, Any]:
+    """The inline build the "describe a build" fields give: groups of cards and a host."""
+    build: dict[str, Any] = {"name": raw.get("b_name", "Custom build")}
+    for name, path in CUSTOM_BUILD_FIELDS.items():
+        if name in raw:
+            _set({"build": build}, path, raw[name])
+    first: dict[str, Any] = {"count": raw.get("b_per_node", "1")}
+    accelerator = raw.get("b_accelerator", "custom")
+    if accelerator == "custom":
+        described = {"name": "Custom accelerator"}
+        for name, path in CUSTOM_ACCELERATOR_FIELDS.items():
+            if name in raw:
+                described[path.rsplit(".", 1)[1]] = raw[name]
+        first["accelerator"] = described
+    else:
+        first["accelerator"] = accelerator
+    groups = [first]
+    for row in range(2, GROUP_ROWS + 1):
+        card = raw.get(f"g{row}_accelerator")
+        if card:
+            groups.append({"accelerator": card, "count": raw.get(f"g{row}_count", "1")})
+    for row, group in enumerate(groups, start=1):
+        prefix = _group_prefix(row)
+        for part in ("pcie_gen", "pcie_lanes"):
+            text = raw.get(f"{prefix}{part}")
+            if text is not None:
+                # Lanes are a choice of whole numbers; the form sends text.
+                group[GROUP_PARTS[part]] = int(text) if text.isdigit() else text
+    build["accelerators"] = groups
+    host = {path.rsplit(".", 1)[1]: raw[name] for name, path in HOST_FIELDS.items() if name in raw}
+    if host:
+        build["host"] = host
+    return build
+
+
 def _form_field(path: str) -> str:
     """The form field that a request path came from (its nearest known ancestor)."""
     parts = path.split(".")
@@ -190,8 +295,14 @@ def _form_notices(errors: list[FieldError]) -> list[Notice]:
     out = []
     for e in errors:
         field = _form_field(e.field)
-        out.append(Notice(f"{e.field}: {e.message}", field=field))
+        label = FIELD_LABELS.get(field, field.replace("_", " "))
+        out.append(Notice(f"{label}: {_in_words(e.message)}", field=field))
     return out
+
+
+def _in_words(message: str) -> str:
+    """A schema message without pydantic's "Value error, " prefix."""
+    return message.removeprefix("Value error, ")
 
 
 # ---- hf_id: a model by its Hugging Face id (issue 15, item 11) -------------------------------
@@ -272,6 +383,10 @@ def estimate_page(request: Request, session: SessionDep, settings: SettingsDep) 
             "intra_kinds": [(k, link_name(k)) for k in INTRA_NODE_LINK_KINDS],
             "inter_kinds": [(k, link_name(k)) for k in INTER_NODE_LINK_KINDS],
             "memory_kinds": [(k, k) for k in MEMORY_KINDS],
+            "group_rows": range(2, GROUP_ROWS + 1),
+            "pcie_generations": [(str(g), f"PCIe {g}.0") for g in range(3, 7)],
+            "pcie_lanes": [(str(n), f"x{n}") for n in (16, 8, 4, 1)],
+            "offload_choices": OFFLOAD_CHOICES,
             "build_source": raw.get("build_source", "catalog"),
             "model_source": raw.get("model_source", "catalog"),
             "chart_url": f"/estimate/memory.svg?{query}" if answer else None,

@@ -1,5 +1,7 @@
 """Admin pages: sign-in, CSRF, edit forms with field errors, import preview, audit, restore."""
 
+import html
+import json
 import re
 from collections.abc import Iterator
 
@@ -445,3 +447,37 @@ def test_import_page_says_where_a_bare_list_of_records_belongs(browser: TestClie
     )
     assert response.status_code == 422
     assert "builds:" in response.text
+
+
+def test_mixed_build_edit_form_round_trips_and_changes_a_group(
+    browser: TestClient, session: Session
+) -> None:
+    slug = "2x-rtx-3090-1x-rtx-4090-desktop"
+    html_text = browser.get(f"/admin/builds/{slug}").text
+    data = {}
+    for name, value in re.findall(r'<input id="[^"]+" name="([^"]+)" value="([^"]*)"', html_text):
+        data[name] = html.unescape(value)
+    for name, body in re.findall(r'<select id="[^"]+" name="([^"]+)"[^>]*>(.*?)</select>',
+                                 html_text, re.S):
+        selected = re.search(r'<option value="([^"]*)" selected>', body)
+        data[name] = selected.group(1) if selected else ""
+    for name, body in re.findall(r'<textarea id="[^"]+" name="([^"]+)"[^>]*>(.*?)</textarea>',
+                                 html_text, re.S):
+        data[name] = html.unescape(body)
+    assert '"rtx-4090"' in data["accelerators"]
+    data["csrf_token"] = CSRF_RE.search(html_text).group(1)  # type: ignore[union-attr]
+    data["version"] = re.search(r'name="version" value="(\d+)"', html_text).group(1)  # type: ignore[union-attr]
+    before = fresh_export(session)
+    unchanged = browser.post(f"/admin/builds/{slug}", data=data, follow_redirects=False)
+    assert unchanged.status_code == 303, unchanged.text[:1500]
+    assert fresh_export(session) == before
+    groups = json.loads(data["accelerators"])
+    groups[1]["count"] = 2
+    changed = browser.post(
+        f"/admin/builds/{slug}",
+        data={**data, "accelerators": json.dumps(groups), "accelerators_per_node": "4"},
+        follow_redirects=False,
+    )
+    assert changed.status_code == 303, changed.text[:1500]
+    stored = {b["slug"]: b for b in fresh_export(session)["builds"]}[slug]
+    assert [g["count"] for g in stored["accelerators"]] == [2, 2]

@@ -438,3 +438,70 @@ def test_undecodable_json_body_is_a_documented_400_or_422(admin_client: TestClie
                                         headers={"Content-Type": "application/json"})
         assert 400 <= response.status_code < 500
         assert str(response.status_code) in documented, (method, response.status_code)
+
+
+def _mixed_body(**changes: object) -> dict[str, object]:
+    body = build_body(slug="adm-mixed")
+    for key in ("accelerator", "accelerators_per_node"):
+        body.pop(key)
+    body["accelerators"] = [
+        {"accelerator": "rtx-3090", "count": 2, "pcie_generation": 4, "pcie_lanes": 8},
+        {"accelerator": "rtx-4090", "count": 1},
+    ]
+    body["host"] = {"cpu": "Test CPU", "ram_gb": 128, "ram_channels": 2, "ram_speed_mts": 5600}
+    body.pop("host_memory_gb", None)
+    body.update(changes)
+    return body
+
+
+def test_mixed_build_round_trips_through_put_and_get(admin_client: TestClient) -> None:
+    url = "/api/v1/admin/builds/adm-mixed"
+    assert admin_client.put(url, json=_mixed_body()).status_code == 201
+    read = admin_client.get("/api/v1/builds/adm-mixed")
+    body = read.json()
+    assert body["accelerators_label"] == "2× RTX 3090 + 1× RTX 4090"
+    assert body["host"]["ram_bandwidth_gbs"] == pytest.approx(89.6)
+    assert body["host_memory_gb"] == 128
+    # The read shape goes back unchanged: same version, nothing rewritten.
+    again = admin_client.put(url, json=body, headers={"If-Match": read.headers["etag"]})
+    assert again.status_code == 200
+    assert again.headers["etag"] == read.headers["etag"]
+
+
+def test_groups_only_edit_moves_the_version(admin_client: TestClient) -> None:
+    url = "/api/v1/admin/builds/adm-mixed"
+    admin_client.put(url, json=_mixed_body())
+    read = admin_client.get(url)
+    body = read.json()
+    body["accelerators"][1]["count"] = 2
+    body["accelerators_per_node"] = 4
+    changed = admin_client.put(url, json=body, headers={"If-Match": read.headers["etag"]})
+    assert changed.status_code == 200
+    assert changed.headers["etag"] != read.headers["etag"]
+    stale = admin_client.put(url, json=body, headers={"If-Match": read.headers["etag"]})
+    assert stale.status_code == 412
+    assert admin_client.get("/api/v1/builds/adm-mixed").json()["accelerator_count"] == 4
+
+
+@pytest.mark.parametrize(
+    ("changes", "field"),
+    [
+        ({"accelerator": "rtx-4090"}, "(record)"),
+        ({"accelerators_per_node": 5}, "(record)"),
+        (
+            {"accelerators": [{"accelerator": "rtx-3090", "count": 1},
+                              {"accelerator": "no-such-card", "count": 1}]},
+            "accelerators.1.accelerator",
+        ),
+        ({"accelerators": [{"accelerator": "rtx-3090", "count": 0}]}, "accelerators.0.count"),
+        ({"host_memory_gb": 64}, "(record)"),
+    ],
+)
+def test_inconsistent_groups_or_host_are_refused_naming_the_field(
+    admin_client: TestClient, changes: dict[str, object], field: str
+) -> None:
+    response = admin_client.put("/api/v1/admin/builds/adm-mixed", json=_mixed_body(**changes))
+    assert response.status_code == 422, response.text
+    errors = response.json()["errors"]
+    assert field in [e["field"] for e in errors], errors
+    assert admin_client.get("/api/v1/builds/adm-mixed").status_code == 404

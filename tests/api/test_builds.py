@@ -259,3 +259,36 @@ def test_sort_values_are_documented_and_each_is_accepted(api, path, query):
     for value in string["enum"]:
         response = api.get(path, params={"sort": value, "per_page": 1})
         assert response.status_code == 200, (value, response.text)
+
+
+MIXED = "2x-rtx-3090-1x-rtx-4090-desktop"
+
+
+def test_mixed_build_reads_its_groups_host_and_label(api):
+    body = api.get(f"/api/v1/builds/{MIXED}").json()
+    assert [(g["accelerator"], g["count"]) for g in body["accelerators"]] == [
+        ("rtx-3090", 2),
+        ("rtx-4090", 1),
+    ]
+    assert body["accelerators_label"] == "2× RTX 3090 + 1× RTX 4090"
+    assert body["mixed"] is True
+    # The single-accelerator fields keep their meaning: the first card, cards per node.
+    assert body["accelerator"] == "rtx-3090" and body["accelerators_per_node"] == 3
+    assert body["total_memory_gb"] == 72
+    assert body["host"]["ram_bandwidth_gbs"] == pytest.approx(2 * 3600 * 8 / 1000)
+    assert body["host"]["ram_gb"] == body["host_memory_gb"] == 128
+    assert body["slowest_pcie_gbs"] == pytest.approx(4 * 1.969)
+
+
+def test_accelerator_filter_finds_a_card_in_any_group(api):
+    slugs = [b["slug"] for b in api.get("/api/v1/builds?accelerator=rtx-4090&per_page=100")
+             .json()["items"]]
+    assert MIXED in slugs and "1x-rtx-4090-3x-rtx-3090-mixed-rig" in slugs
+
+
+def test_single_kind_build_reads_as_one_group(api):
+    body = api.get("/api/v1/builds/4x-rtx-4090-workstation").json()
+    assert body["accelerators"] == [
+        {"accelerator": "rtx-4090", "count": 4, "pcie_generation": None, "pcie_lanes": None}
+    ]
+    assert body["mixed"] is False and body["accelerators_label"] == "4× RTX 4090"

@@ -396,3 +396,73 @@ def test_failover_is_computed_for_a_cluster(api):
     # One DGX H200 (8 x 141 GiB) still holds DeepSeek-V3 in FP8.
     assert cases["one node"]["fits"] and cases["one node"]["accelerators_left"] == 8
     assert cases["one node"]["decode_tokens_per_s"] > 0
+
+
+def test_inline_build_may_list_accelerator_groups_and_a_host(api):
+    body = post(
+        api,
+        {
+            "build": {
+                "name": "3090s and a 4090",
+                "accelerators": [
+                    {"accelerator": "rtx-3090", "count": 2},
+                    {"accelerator": "rtx-4090", "count": 1, "pcie_generation": 4,
+                     "pcie_lanes": 4},
+                ],
+                "host": {"cpu": "Ryzen", "ram_gb": 128, "ram_bandwidth_gbs": 83.2},
+            },
+            "model": "llama-3-1-8b",
+            "workload": {"precision": "bf16", "offload": "none"},
+        },
+    )
+    assert body.status_code == 200, body.text
+    assert body.json()["build"]["total_memory_gb"] == 72
+
+
+@pytest.mark.parametrize(
+    ("build", "field"),
+    [
+        (
+            {"name": "both forms", "accelerator": "rtx-4090", "accelerators_per_node": 1,
+             "accelerators": [{"accelerator": "rtx-4090", "count": 1}]},
+            "build.accelerators_per_node",
+        ),
+        ({"name": "no cards"}, "build.accelerator"),
+        (
+            {"name": "bad count", "accelerators": [{"accelerator": "rtx-4090", "count": 0}]},
+            "build.accelerators.0.count",
+        ),
+        (
+            {"name": "bad ram", "accelerators": [{"accelerator": "rtx-4090", "count": 1}],
+             "host": {"ram_bandwidth_gbs": -1}},
+            "build.host.ram_bandwidth_gbs",
+        ),
+    ],
+)
+def test_inline_groups_and_host_errors_name_the_field(api, build, field):
+    response = api.post("/api/v1/estimate", json={"build": build, "model": "llama-3-1-8b"})
+    assert response.status_code == 422
+    assert field in problem_fields(response)
+
+
+def test_unknown_card_in_a_group_is_404_naming_its_path(api):
+    response = api.post(
+        "/api/v1/estimate",
+        json={
+            "build": {"name": "x", "accelerators": [{"accelerator": "rtx-4090", "count": 1},
+                                                      {"accelerator": "no-card", "count": 1}]},
+            "model": "llama-3-1-8b",
+        },
+    )
+    assert response.status_code == 404
+    assert "build.accelerators.1.accelerator" in problem_fields(response)
+
+
+def test_offload_must_be_auto_or_none(api):
+    response = api.post(
+        "/api/v1/estimate",
+        json={"build": "1x-rtx-4090-desktop", "model": "llama-3-1-8b",
+              "workload": {"offload": "sometimes"}},
+    )
+    assert response.status_code == 422
+    assert "workload.offload" in problem_fields(response)

@@ -162,3 +162,14 @@ def test_unknown_build_is_a_404_page(web: TestClient) -> None:
     assert response.status_code == 404
     assert response.headers["content-type"].startswith("text/html")
     assert "no-such-build" in response.text
+
+
+def test_mixed_build_is_shown_by_its_parts(web: TestClient) -> None:
+    listing = parse(web.get("/builds", params={"q": "3090", "per_page": 50}).text).text()
+    assert "2× RTX 3090 + 1× RTX 4090" in listing
+    doc = parse(web.get("/builds/2x-rtx-3090-1x-rtx-4090-desktop").text)
+    parts = doc.one(id="parts-caption").text()
+    assert "mixed" in parts
+    text = doc.text()
+    assert "PCIe 4.0 x8" in text and "PCIe 4.0 x4" in text
+    assert "AMD Ryzen 9 7950X" in text and "57.6 GB/s" in text

@@ -93,19 +93,22 @@ def test_out_of_range_workload_is_named_not_a_500(web: TestClient) -> None:
                          ("mode", "dreaming"), ("prompt_tokens", "99999999")):
         response = web.get("/estimate", params={**STORY, field: value})
         assert response.status_code == 422, (field, response.status_code)
-        assert field in parse(response.text).one(class_="notices").text()
+        # Named in words, as the page calls it, not by its API path.
+        assert field.replace("_", " ") in parse(response.text).one(class_="notices").text()
 
 
 def test_bad_described_build_names_the_field(web: TestClient) -> None:
     custom = {"build_source": "custom", "model": "llama-3-1-8b", "a_memory_gb": "24",
               "a_bandwidth_gbs": "900", "a_fp16_tflops": "70"}
-    for field, value, path in (("b_per_node", "\x00", "accelerators_per_node"),
-                               ("a_memory_gb", "-1", "memory_gb"),
-                               ("b_nodes", "99999999", "nodes")):
+    for field, value, words in (("b_per_node", "\x00", "Cards of the first kind per node"),
+                                ("a_memory_gb", "-1", "Memory per accelerator"),
+                                ("b_nodes", "99999999", "Nodes")):
         response = web.get("/estimate", params={**custom, "b_per_node": "2", field: value})
         assert response.status_code == 422, (field, response.status_code)
         notices = parse(response.text).one(class_="notices").text()
-        assert path in notices, (field, notices)
+        assert words in notices and "build." not in notices, (field, notices)
+        beside = parse(response.text).one(id=f"err-{field}").text()
+        assert beside.startswith(words), (field, beside)
 
 
 def test_unknown_build_is_a_404_with_the_form(web: TestClient) -> None:
@@ -160,3 +163,34 @@ def test_a_tensor_parallel_size_the_runtime_refuses_is_named_on_the_page(web: Te
     )
     assert response.status_code == 422
     assert "tensor_parallel" in response.text and "attention heads" in response.text
+
+
+def test_described_build_takes_several_card_kinds_and_a_host(web: TestClient) -> None:
+    query = {"build_source": "custom", "b_accelerator": "rtx-3090", "b_per_node": "2",
+             "b_pcie_gen": "4", "b_pcie_lanes": "8", "g2_accelerator": "rtx-4090",
+             "g2_count": "1", "h_ram_gb": "128", "h_channels": "2", "h_speed_mts": "5600",
+             "model": "llama-3-1-8b", "precision": "bf16"}
+    response = web.get("/estimate.json", params=query)
+    assert response.status_code == 200, response.text
+    assert response.json()["build"]["accelerator_count"] == 3
+    assert response.json()["build"]["total_memory_gb"] == 72
+
+
+def test_bad_card_row_and_host_errors_sit_beside_their_fields_in_words(web: TestClient) -> None:
+    query = {"build_source": "custom", "b_accelerator": "rtx-3090", "b_per_node": "2",
+             "g2_accelerator": "rtx-4090", "g2_count": "0", "h_bandwidth_gbs": "-3",
+             "model": "llama-3-1-8b"}
+    response = web.get("/estimate", params=query)
+    assert response.status_code == 422
+    doc = parse(response.text)
+    assert doc.one(id="err-g2_count").text().startswith("Count of card kind 2:")
+    assert doc.one(id="err-h_bandwidth_gbs").text().startswith("RAM bandwidth:")
+
+
+def test_offloading_build_shows_what_lives_where(web: TestClient) -> None:
+    query = {"build": "1x-rtx-4090-128gb-ddr5", "model": "gpt-oss-120b", "precision": "mxfp4"}
+    response = web.get("/estimate", params=query)
+    assert response.status_code == 200
+    caption = parse(response.text).one(id="placement-caption").text()
+    assert "expert layers in RAM" in caption
+    assert "--n-cpu-moe" in parse(response.text).one(id="launch-command").text()

@@ -1,0 +1,173 @@
+"""Issue 14: builds made of parts: mixed cards in one node, weights offloaded to host RAM."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from app.engine import (
+    AcceleratorGroup,
+    AcceleratorSpec,
+    BuildSpec,
+    HostSpec,
+    IntraNodeLink,
+    Workload,
+    derive_tier,
+    estimate,
+    failover,
+    model_spec_from_hf_config,
+    ram_bandwidth_gbs,
+)
+
+from .test_engine import GPT_OSS_120B
+
+LLAMA_70B = model_spec_from_hf_config(
+    {
+        "model_type": "llama",
+        "num_hidden_layers": 80,
+        "hidden_size": 8192,
+        "num_attention_heads": 64,
+        "num_key_value_heads": 8,
+        "intermediate_size": 28672,
+        "vocab_size": 128256,
+    },
+    name="Llama 3 70B",
+)
+GPT_OSS = model_spec_from_hf_config(GPT_OSS_120B, name="gpt-oss-120b")
+RTX3090 = AcceleratorSpec("NVIDIA GeForce RTX 3090", 24, 936.2, 71, tdp_w=350, price_usd=1499)
+RTX4090 = AcceleratorSpec(
+    "NVIDIA GeForce RTX 4090", 24, 1008, 165.2, fp8_tflops=330.3, tdp_w=450, price_usd=1599
+)
+DDR5_DUAL = HostSpec("Ryzen 9 9950X", 16, 128, ram_bandwidth_gbs(2, 5600))
+MIXED = BuildSpec.of_groups(
+    "2x 3090 + 4090",
+    (AcceleratorGroup(RTX3090, 2, 4, 8), AcceleratorGroup(RTX4090, 1, 4, 4)),
+    intra_node_link=IntraNodeLink("pcie", 7.9),
+    host=DDR5_DUAL,
+    price_usd=5200,
+)
+ONE_4090 = BuildSpec("4090 + 128 GB", RTX4090, host=DDR5_DUAL, price_usd=3600)
+Q4 = Workload(precision="q4_k_m")
+MXFP4_LLAMA_CPP = Workload(precision="mxfp4", runtime="llama.cpp")
+
+
+def test_groups_sum_cards_and_memory_and_keep_the_first_card():
+    assert MIXED.accelerators_per_node == 3 and MIXED.accelerator is RTX3090
+    assert MIXED.total_memory_gb == 72 and MIXED.is_mixed
+    assert MIXED.slowest_pcie_gbs == pytest.approx(4 * 1.969)
+
+
+def test_ram_bandwidth_is_channels_times_speed_times_eight_bytes():
+    assert ram_bandwidth_gbs(12, 4800) == pytest.approx(460.8)
+
+
+def test_mixed_pcie_build_is_a_desktop():
+    assert derive_tier(MIXED) == "desktop"
+
+
+def test_mixed_cards_split_whole_layers_by_memory_and_sum_their_times():
+    result = estimate(MIXED, LLAMA_70B, Q4)
+    assert result.fits and result.placement is not None
+    cards = result.placement.cards
+    assert sum(c.layers for c in cards) == 80
+    assert all(c.memory_needed_gb <= c.memory_usable_gb for c in cards)
+    assert "--tensor-split" in result.plan.launch_command
+    t = result.throughput
+    assert t is not None
+    # A token is the sum of each card's share at its own bandwidth (plus fixed and hops).
+    assert t.decode_memory_s == pytest.approx(sum(c.decode_s for c in cards))
+    all_4090 = BuildSpec.of_groups(
+        "3x 4090", (AcceleratorGroup(RTX4090, 3),), intra_node_link=IntraNodeLink("pcie", 7.9)
+    )
+    faster = estimate(all_4090, LLAMA_70B, Q4)
+    assert faster.throughput is not None
+    assert faster.throughput.decode_tokens_per_s > t.decode_tokens_per_s
+
+
+def test_tensor_parallel_runtime_pipelines_mixed_cards_and_says_why():
+    result = estimate(MIXED, LLAMA_70B, Workload(precision="int4", runtime="vllm"))
+    assert result.fits and result.plan.tensor_parallel == 1
+    assert any("needs identical cards" in f.message for f in result.findings)
+
+
+def test_moe_model_keeps_experts_in_ram_when_vram_is_short():
+    result = estimate(ONE_4090, GPT_OSS, MXFP4_LLAMA_CPP)
+    assert result.fits
+    placement = result.placement
+    assert placement is not None and placement.offload == "experts"
+    assert 0 < placement.expert_layers_in_ram <= GPT_OSS.moe_layers
+    assert f"--n-cpu-moe {placement.expert_layers_in_ram}" in result.plan.launch_command
+    assert "expert layers in RAM" in placement.description
+    assert placement.ram_needed_gb <= (placement.ram_usable_gb or 0)
+    t = result.throughput
+    assert t is not None and t.decode_memory_s > placement.decode_ram_s > 0
+    assert placement.prefill_pcie_s > 0  # prompts stream the RAM weights over PCIe
+
+
+def test_fewest_expert_layers_go_to_ram():
+    result = estimate(ONE_4090, GPT_OSS, MXFP4_LLAMA_CPP)
+    assert result.placement is not None
+    fewer = result.placement.expert_layers_in_ram - 1
+    assert fewer >= 0
+    # One layer fewer in RAM would not fit on the card: the engine chose the minimum.
+    assert result.memory.per_accelerator_gb <= result.memory.available_per_accelerator_gb
+
+
+def test_faster_ram_means_faster_offloaded_decode():
+    slow = estimate(ONE_4090, GPT_OSS, MXFP4_LLAMA_CPP)
+    epyc = replace(ONE_4090, host=HostSpec("EPYC 9554", 64, 768, ram_bandwidth_gbs(12, 4800)))
+    fast = estimate(epyc, GPT_OSS, MXFP4_LLAMA_CPP)
+    assert slow.throughput is not None and fast.throughput is not None
+    assert fast.throughput.decode_tokens_per_s > 1.5 * slow.throughput.decode_tokens_per_s
+
+
+def test_dense_model_offloads_whole_layers_with_ngl():
+    result = estimate(ONE_4090, LLAMA_70B, Q4)
+    assert result.fits and result.placement is not None
+    assert result.placement.offload == "layers"
+    gpu = result.placement.gpu_layers
+    assert 0 < gpu < 80 and f"-ngl {gpu}" in result.plan.launch_command
+
+
+def test_offload_none_keeps_the_no():
+    result = estimate(ONE_4090, GPT_OSS, replace(MXFP4_LLAMA_CPP, offload="none"))
+    assert not result.fits and result.placement is None
+
+
+def test_offload_needs_enough_host_ram():
+    small = replace(ONE_4090, host=HostSpec("tiny", 4, 16, 50.0))
+    result = estimate(small, GPT_OSS, MXFP4_LLAMA_CPP)
+    assert not result.fits
+    assert any("host RAM" in f.message and f.severity == "blocker" for f in result.findings)
+
+
+def test_automatic_runtime_offloads_with_llama_cpp():
+    result = estimate(ONE_4090, GPT_OSS, Workload(precision="mxfp4"))
+    assert result.fits and result.runtime == "llama.cpp"
+
+
+def test_without_a_host_nothing_is_offloaded():
+    result = estimate(replace(ONE_4090, host=None), GPT_OSS, MXFP4_LLAMA_CPP)
+    assert not result.fits
+
+
+def test_unified_memory_machines_are_unchanged():
+    m4 = AcceleratorSpec("Apple M4 Max 128GB", 128, 546, 17.2, memory_kind="unified")
+    box = BuildSpec("Mac", m4, host=DDR5_DUAL)
+    with_host = estimate(box, GPT_OSS, MXFP4_LLAMA_CPP)
+    without = estimate(replace(box, host=None), GPT_OSS, MXFP4_LLAMA_CPP)
+    assert with_host == without and with_host.placement is None
+
+
+def test_unstated_ram_bandwidth_assumes_slow_ddr4_and_says_so():
+    stated = estimate(ONE_4090, GPT_OSS, MXFP4_LLAMA_CPP)
+    unstated = estimate(replace(ONE_4090, host=HostSpec(ram_gb=128)), GPT_OSS, MXFP4_LLAMA_CPP)
+    assert unstated.fits and unstated.throughput is not None and stated.throughput is not None
+    assert unstated.throughput.decode_tokens_per_s < stated.throughput.decode_tokens_per_s
+    assert any("not stated" in f.message and f.severity == "caution" for f in unstated.findings)
+
+
+def test_failover_of_a_mixed_node_drops_one_card_of_its_last_group():
+    (case,) = failover(MIXED, LLAMA_70B, Q4)
+    assert case.accelerators_left == 2
