@@ -101,6 +101,18 @@ def _story_model(snap: Snapshot, query: CompareQuery) -> tuple[ModelRow | None, 
     return max(rows.values(), key=lambda m: (m.params_total, m.slug)), False
 
 
+def _judged_by(model: ModelRow, given: bool) -> str:
+    """Why this model judged the engine rows, in words (a default must never be silent)."""
+    if given:
+        return f"{model.name}, the model asked for"
+    why = (
+        "the default tier-line story model"
+        if model.slug == STORY_MODEL
+        else f"the largest catalog model ({STORY_MODEL}, the usual default, is not in the catalog)"
+    )
+    return f"no model given: {model.name}, {why}; pass model=<slug> to judge another"
+
+
 def _row(
     key: str,
     label: str,
@@ -200,6 +212,7 @@ def _compare(
             "precision": query.precision,
             "rule_of_thumb_gb": size,
             "given": given,
+            "judged_by": _judged_by(model, given),
         }
     rows += [
         _row("failover", "Failover", [b.failover for b in builds], _text),
