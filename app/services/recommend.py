@@ -119,7 +119,7 @@ def _miss(row: BuildRow, f: dict[str, Any]) -> dict[str, Any]:
     return {"build": row.item, **f}
 
 
-def _lower_precisions(precision: str) -> list[str]:
+def lower_precisions(precision: str) -> list[str]:
     """Precisions with fewer bits per weight than `precision`, most bits first."""
     bits = PRECISIONS[precision].bits_per_weight
     lower = [p for p in PRECISIONS.values() if p.bits_per_weight < bits]
@@ -204,7 +204,7 @@ def recommend(session: Session, *, query: RecommendQuery, costs: CostAssumptions
         }
 
     def _precision_that_fits(rows: Sequence[BuildRow], passing: int) -> dict[str, Any] | None:
-        for precision in _lower_precisions(query.precision):
+        for precision in lower_precisions(query.precision):
             lower = simple_workload(
                 precision=precision,
                 context_tokens=query.context_tokens,
