@@ -22,6 +22,18 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from app.engine import CostAssumptions, Estimate, Workload
+from app.formatting import (
+    DASH,
+    gb,
+    gbps,
+    gbs,
+    precision_label,
+    seconds,
+    tokens,
+    tps,
+    usd,
+    watts,
+)
 from app.schemas.compare import STORY_MODEL, CompareQuery
 from app.services.builds import INTER_LINK_LABELS, INTRA_LINK_LABELS, BuildRow, find_build
 from app.services.cache import Snapshot, snapshot
@@ -32,29 +44,6 @@ from app.services.estimates import (
     workload_out,
 )
 from app.services.models import ModelRow, find_model, model_rows
-
-DASH = "—"
-
-
-def gb(value: float | None) -> str:
-    """96 -> "96 GB"; 0.5 -> "0.5 GB"."""
-    if value is None:
-        return DASH
-    return f"{value:,.0f} GB" if value >= 10 else f"{value:,.1f} GB"
-
-
-def usd(value: float | None, *, cents: bool = False) -> str:
-    """10000 -> "$10,000"."""
-    if value is None:
-        return DASH
-    return f"${value:,.2f}" if cents else f"${value:,.0f}"
-
-
-def number(value: float | None, unit: str, *, digits: int = 0) -> str:
-    """A number with thousands separators and a unit."""
-    if value is None:
-        return DASH
-    return f"{value:,.{digits}f} {unit}"
 
 
 def connection_text(row: BuildRow) -> str:
@@ -170,7 +159,7 @@ def _compare(
             # Vendors quote links both ways (NVLink "900 GB/s", the 4090 rig's "~64 GB/s");
             # stored per direction, shown both ways so the figures match what people quote.
             lambda v: (
-                DASH if v is None else f"{number(v, 'GB/s')} per direction ({2 * v:,.0f} both ways)"
+                DASH if v is None else f"{gbs(v)} per direction ({gbs(2 * v)} both ways)"
             ),
             "GB/s per accelerator, per direction",
         ),
@@ -178,7 +167,7 @@ def _compare(
             "inter_node_bandwidth_gbps",
             "Node-to-node bandwidth",
             [i["inter_node_bandwidth_gbps"] if i["nodes"] > 1 else None for i in items],
-            lambda v: number(v, "Gb/s"),
+            gbps,
             "Gb/s per node",
         ),
         _row(
@@ -199,7 +188,7 @@ def _compare(
         size = model.rule_of_thumb_gb(query.precision)
         run = _row(
             "run_model",
-            f"Run a {size:,.0f} GB model?",
+            _run_model_label(model, query.precision, size),
             [e.fits for e in estimates],
             lambda v: "",
         )
@@ -228,7 +217,7 @@ def _compare(
         )
     rows += [
         _row("scheduling", "Scheduling", [b.scheduling for b in builds], _text),
-        _row("power_w", "Power", [i["power_w"] for i in items], lambda v: number(v, "W"), "W"),
+        _row("power_w", "Power", [i["power_w"] for i in items], watts, "W"),
         _row(
             "total_memory_gb",
             "Total VRAM",
@@ -255,6 +244,24 @@ def _compare(
     }
 
 
+def _run_model_label(model: ModelRow, precision: str, size_gb: float) -> str:
+    # The tier line's question quotes the rule of thumb people use; the cells are the engine's
+    # detailed need (KV cache, runtime overhead, 16-bit embeddings), so say which is which.
+    return (
+        f"Run a {gb(size_gb)} model? ({gb(size_gb)}: {model.name} at "
+        f"{precision_label(precision)} by the rule of thumb, parameters × bytes × 1.2; "
+        "each cell: the engine's detailed need)"
+    )
+
+
+def _aggregate_label(batch: int) -> str:
+    # At one sequence the total equals the per-sequence row; the label says so instead of
+    # reading like a second, different figure.
+    if batch == 1:
+        return "Decode speed, all sequences together (estimate; one sequence, so as above)"
+    return f"Decode speed, all {batch} sequences together (estimate)"
+
+
 def _failover_text(
     build: BuildRow, model: ModelRow, workload: Workload, costs: CostAssumptions
 ) -> str:
@@ -275,13 +282,10 @@ def _model_rows(
     def tput(attr: str) -> list[Any]:
         return [getattr(e.throughput, attr) if e.throughput else None for e in estimates]
 
-    def fixed(digits: int, unit: str) -> Callable[[Any], str]:
-        return lambda v: number(v, unit, digits=digits)
-
     return [
         _row(
             "fits",
-            f"Fits {model.name} at {query.precision}?",
+            f"Fits {model.name} at {precision_label(query.precision)}?",
             [e.fits for e in estimates],
             lambda v: "Yes" if v else "No",
         ),
@@ -309,23 +313,23 @@ def _model_rows(
         ),
         _row(
             "decode_tokens_per_s",
-            "Decode speed per sequence (estimate)",
+            "Decode speed, each sequence (estimate)",
             tput("decode_tokens_per_s"),
-            fixed(1, "tokens/s"),
+            tps,
             "tokens/s",
         ),
         _row(
             "aggregate_decode_tokens_per_s",
-            f"Decode speed, {query.batch} sequence(s) (estimate)",
+            _aggregate_label(query.batch),
             tput("aggregate_decode_tokens_per_s"),
-            fixed(1, "tokens/s"),
+            tps,
             "tokens/s",
         ),
         _row(
             "time_to_first_token_s",
             "Time to first token (estimate)",
             tput("time_to_first_token_s"),
-            fixed(2, "s"),
+            seconds,
             "s",
         ),
         _row("bottleneck", "Bottleneck", tput("bottleneck"), _text),
@@ -333,14 +337,14 @@ def _model_rows(
             "usd_per_million_tokens",
             "$ per million tokens (estimate)",
             [e.cost.usd_per_million_tokens if e.throughput else None for e in estimates],
-            lambda v: usd(v, cents=True),
+            usd,
             "USD",
         ),
         _row(
             "max_context_tokens_that_fit",
             "Largest context that fits",
             [e.max_context_tokens_that_fit for e in estimates],
-            lambda v: number(v, "tokens"),
+            tokens,
             "tokens",
         ),
     ]
