@@ -93,6 +93,9 @@ class CompareModel(BaseModel):
     precision: str
     rule_of_thumb_gb: float
     given: bool = Field(description="false when it is the default story model")
+    judged_by: str = Field(
+        description="which model judged the 'Run a N GB model?' and failover rows, and why"
+    )
 
 
 class CompareOut(BaseModel):

@@ -16,6 +16,9 @@ from app.schemas.listing import (
     SlugRef,
 )
 
+# Below this many listed builds the answer is "short" and worth the lower-precision retries.
+SHORT_ANSWER = 3
+
 RecommendSort = Literal[
     "price_usd",
     "-price_usd",
@@ -76,6 +79,44 @@ class RecommendItem(FiguresOut):
     )
 
 
+class RecommendExcluded(BaseModel):
+    """Why considered builds are not listed; a build over both limits counts under each."""
+
+    does_not_fit: int = Field(description="the model does not fit at this precision/context/batch")
+    too_slow: int = Field(description="fits, but decodes below min_decode_tokens_per_s")
+    over_max_price: int = Field(description="fits, but its price_usd is above max_price_usd")
+    unpriced: int = Field(description="fits, but has no price to hold against max_price_usd")
+
+
+class RecommendMiss(FiguresOut):
+    """A build that fits but is held back by one limit."""
+
+    build: BuildListItem
+
+
+class PrecisionThatFits(BaseModel):
+    """The highest precision below the query's at which more builds pass the same limits."""
+
+    precision: str
+    fitting: int = Field(description="builds on which the model fits at this precision")
+    passing: int = Field(description="of those, builds that also pass the speed/price limits")
+
+
+class NearestMisses(BaseModel):
+    """The closest ways out of an empty or short answer."""
+
+    cheapest_too_slow: RecommendMiss | None = Field(
+        description="the cheapest priced build held back only by min_decode_tokens_per_s"
+    )
+    fastest_too_expensive: RecommendMiss | None = Field(
+        description="the fastest build held back only by max_price_usd"
+    )
+    precision_that_fits: PrecisionThatFits | None = Field(
+        description=f"tried only when fewer than {SHORT_ANSWER} builds pass; "
+        "null when no lower precision helps"
+    )
+
+
 class RecommendModel(BaseModel):
     """The model the recommendation is for."""
 
@@ -96,3 +137,5 @@ class RecommendOut(BaseModel):
     items: list[RecommendItem]
     considered: int = Field(description="catalog builds evaluated")
     fitting: int = Field(description="builds on which the model fits (before the filters)")
+    excluded: RecommendExcluded
+    nearest_misses: NearestMisses

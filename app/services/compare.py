@@ -23,6 +23,18 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from app.engine import CostAssumptions, Estimate, Workload
+from app.formatting import (
+    DASH,
+    gb,
+    gbps,
+    gbs,
+    precision_label,
+    seconds,
+    tokens,
+    tps,
+    usd,
+    watts,
+)
 from app.schemas.compare import STORY_MODEL, CompareQuery
 from app.services.builds import INTER_LINK_LABELS, INTRA_LINK_LABELS, BuildRow, find_build
 from app.services.cache import Snapshot, snapshot
@@ -33,29 +45,6 @@ from app.services.estimates import (
     workload_out,
 )
 from app.services.models import ModelRow, find_model, model_rows
-
-DASH = "—"
-
-
-def gb(value: float | None) -> str:
-    """96 -> "96 GB"; 0.5 -> "0.5 GB"."""
-    if value is None:
-        return DASH
-    return f"{value:,.0f} GB" if value >= 10 else f"{value:,.1f} GB"
-
-
-def usd(value: float | None, *, cents: bool = False) -> str:
-    """10000 -> "$10,000"."""
-    if value is None:
-        return DASH
-    return f"${value:,.2f}" if cents else f"${value:,.0f}"
-
-
-def number(value: float | None, unit: str, *, digits: int = 0) -> str:
-    """A number with thousands separators and a unit."""
-    if value is None:
-        return DASH
-    return f"{value:,.{digits}f} {unit}"
 
 
 def connection_text(row: BuildRow) -> str:
@@ -105,6 +94,18 @@ def _story_model(snap: Snapshot, query: CompareQuery) -> tuple[ModelRow | None, 
     if not rows:
         return None, False
     return max(rows.values(), key=lambda m: (m.params_total, m.slug)), False
+
+
+def _judged_by(model: ModelRow, given: bool) -> str:
+    """Why this model judged the engine rows, in words (a default must never be silent)."""
+    if given:
+        return f"{model.name}, the model asked for"
+    why = (
+        "the default tier-line story model"
+        if model.slug == STORY_MODEL
+        else f"the largest catalog model ({STORY_MODEL}, the usual default, is not in the catalog)"
+    )
+    return f"no model given: {model.name}, {why}; pass model=<slug> to judge another"
 
 
 def _row(
@@ -164,7 +165,7 @@ def _compare(
             # Vendors quote links both ways (NVLink "900 GB/s", the 4090 rig's "~64 GB/s");
             # stored per direction, shown both ways so the figures match what people quote.
             lambda v: (
-                DASH if v is None else f"{number(v, 'GB/s')} per direction ({2 * v:,.0f} both ways)"
+                DASH if v is None else f"{gbs(v)} per direction ({gbs(2 * v)} both ways)"
             ),
             "GB/s per accelerator, per direction",
         ),
@@ -172,7 +173,7 @@ def _compare(
             "inter_node_bandwidth_gbps",
             "Node-to-node bandwidth",
             [i["inter_node_bandwidth_gbps"] if i["nodes"] > 1 else None for i in items],
-            lambda v: number(v, "Gb/s"),
+            gbps,
             "Gb/s per node",
         ),
         _row(
@@ -196,7 +197,7 @@ def _compare(
             "slowest_pcie_gbs",
             "Slowest card-to-host link",
             [i["slowest_pcie_gbs"] for i in items],
-            lambda v: number(v, "GB/s per direction", digits=1),
+            lambda v: DASH if v is None else f"{gbs(v)} per direction",
             "GB/s per direction",
         ),
         _row("host_memory_gb", "Host RAM", [i["host_memory_gb"] for i in items], gb, "GB"),
@@ -204,7 +205,7 @@ def _compare(
             "host_ram_bandwidth_gbs",
             "Host RAM bandwidth (peak)",
             [i["host_ram_bandwidth_gbs"] for i in items],
-            lambda v: number(v, "GB/s", digits=1),
+            gbs,
             "GB/s",
         ),
     ]
@@ -218,7 +219,7 @@ def _compare(
         size = model.rule_of_thumb_gb(query.precision)
         run = _row(
             "run_model",
-            f"Run a {size:,.0f} GB model?",
+            _run_model_label(model, query.precision, size),
             [e.fits for e in estimates],
             lambda v: "",
         )
@@ -231,6 +232,7 @@ def _compare(
             "precision": query.precision,
             "rule_of_thumb_gb": size,
             "given": given,
+            "judged_by": _judged_by(model, given),
         }
     rows += [
         _row("failover", "Failover", [b.failover for b in builds], _text),
@@ -246,7 +248,7 @@ def _compare(
         )
     rows += [
         _row("scheduling", "Scheduling", [b.scheduling for b in builds], _text),
-        _row("power_w", "Power", [i["power_w"] for i in items], lambda v: number(v, "W"), "W"),
+        _row("power_w", "Power", [i["power_w"] for i in items], watts, "W"),
         _row(
             "total_memory_gb",
             "Total VRAM",
@@ -273,6 +275,24 @@ def _compare(
     }
 
 
+def _run_model_label(model: ModelRow, precision: str, size_gb: float) -> str:
+    # The tier line's question quotes the rule of thumb people use; the cells are the engine's
+    # detailed need (KV cache, runtime overhead, 16-bit embeddings), so say which is which.
+    return (
+        f"Run a {gb(size_gb)} model? ({gb(size_gb)}: {model.name} at "
+        f"{precision_label(precision)} by the rule of thumb, parameters × bytes × 1.2; "
+        "each cell: the engine's detailed need)"
+    )
+
+
+def _aggregate_label(batch: int) -> str:
+    # At one sequence the total equals the per-sequence row; the label says so instead of
+    # reading like a second, different figure.
+    if batch == 1:
+        return "Decode speed, all sequences together (estimate; one sequence, so as above)"
+    return f"Decode speed, all {batch} sequences together (estimate)"
+
+
 def _failover_text(
     build: BuildRow, model: ModelRow, workload: Workload, costs: CostAssumptions
 ) -> str:
@@ -293,13 +313,10 @@ def _model_rows(
     def tput(attr: str) -> list[Any]:
         return [getattr(e.throughput, attr) if e.throughput else None for e in estimates]
 
-    def fixed(digits: int, unit: str) -> Callable[[Any], str]:
-        return lambda v: number(v, unit, digits=digits)
-
     return [
         _row(
             "fits",
-            f"Fits {model.name} at {query.precision}?",
+            f"Fits {model.name} at {precision_label(query.precision)}?",
             [e.fits for e in estimates],
             lambda v: "Yes" if v else "No",
         ),
@@ -327,23 +344,23 @@ def _model_rows(
         ),
         _row(
             "decode_tokens_per_s",
-            "Decode speed per sequence (estimate)",
+            "Decode speed, each sequence (estimate)",
             tput("decode_tokens_per_s"),
-            fixed(1, "tokens/s"),
+            tps,
             "tokens/s",
         ),
         _row(
             "aggregate_decode_tokens_per_s",
-            f"Decode speed, {query.batch} sequence(s) (estimate)",
+            _aggregate_label(query.batch),
             tput("aggregate_decode_tokens_per_s"),
-            fixed(1, "tokens/s"),
+            tps,
             "tokens/s",
         ),
         _row(
             "time_to_first_token_s",
             "Time to first token (estimate)",
             tput("time_to_first_token_s"),
-            fixed(2, "s"),
+            seconds,
             "s",
         ),
         _row("bottleneck", "Bottleneck", tput("bottleneck"), _text),
@@ -351,14 +368,14 @@ def _model_rows(
             "usd_per_million_tokens",
             "$ per million tokens (estimate)",
             [e.cost.usd_per_million_tokens if e.throughput else None for e in estimates],
-            lambda v: usd(v, cents=True),
+            usd,
             "USD",
         ),
         _row(
             "max_context_tokens_that_fit",
             "Largest context that fits",
             [e.max_context_tokens_that_fit for e in estimates],
-            lambda v: number(v, "tokens"),
+            tokens,
             "tokens",
         ),
     ]

@@ -9,20 +9,27 @@ Contract (callers: the JSON API and the /recommend page):
   is better); builds without a price are never on it. `runtime` (None = per build from the
   inputs) and `parallelism` are the engine's; each item says which runtime ran and how to
   launch it.
+  `excluded` counts why the other considered builds are not listed (a build over both limits
+  counts under each); `nearest_misses` names, from those, the cheapest build held back only by
+  the speed limit, the fastest held back only by the price limit, and the highest precision below
+  the query's at which more builds would pass (tried only when fewer than `SHORT_ANSWER` pass,
+  so a full answer costs no extra engine runs).
 - `figures(est) -> dict`: the `FiguresOut` part for any Estimate (shared by other services).
 """
 
+from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy.orm import Session
 
-from app.engine import CostAssumptions, Estimate
-from app.schemas.recommend import RecommendQuery
-from app.services.builds import build_rows
-from app.services.cache import snapshot
+from app.engine import PRECISIONS, CostAssumptions, Estimate, Workload
+from app.errors import DomainError
+from app.schemas.recommend import SHORT_ANSWER, RecommendQuery
+from app.services.builds import BuildRow, build_rows
+from app.services.cache import Snapshot, snapshot
 from app.services.estimates import catalog_estimate, simple_workload, workload_out
 from app.services.listing import sort_rows
-from app.services.models import find_model
+from app.services.models import ModelRow, find_model
 
 PARETO_AXES = ["price_usd (lower is better)", "decode_tokens_per_s (higher is better)"]
 
@@ -70,6 +77,55 @@ def pareto_front(points: list[tuple[float | None, float | None]]) -> list[bool]:
     return out
 
 
+def _too_slow(query: RecommendQuery, f: dict[str, Any]) -> bool:
+    return (
+        query.min_decode_tokens_per_s is not None
+        and (f["decode_tokens_per_s"] or 0.0) < query.min_decode_tokens_per_s
+    )
+
+
+def _unpriced(query: RecommendQuery, row: BuildRow) -> bool:
+    return query.max_price_usd is not None and row.item["price_usd"] is None
+
+
+def _over_price(query: RecommendQuery, row: BuildRow) -> bool:
+    return (
+        query.max_price_usd is not None
+        and row.item["price_usd"] is not None
+        and row.item["price_usd"] > query.max_price_usd
+    )
+
+
+def _passes(query: RecommendQuery, row: BuildRow, f: dict[str, Any]) -> bool:
+    return not (_too_slow(query, f) or _unpriced(query, row) or _over_price(query, row))
+
+
+def _fitting(
+    snap: Snapshot,
+    rows: Sequence[BuildRow],
+    model: ModelRow,
+    workload: Workload,
+    costs: CostAssumptions,
+) -> list[tuple[BuildRow, dict[str, Any]]]:
+    out = []
+    for row in rows:
+        est = catalog_estimate(snap, build=row, model=model, workload=workload, costs=costs)
+        if est.fits:
+            out.append((row, figures(est)))
+    return out
+
+
+def _miss(row: BuildRow, f: dict[str, Any]) -> dict[str, Any]:
+    return {"build": row.item, **f}
+
+
+def lower_precisions(precision: str) -> list[str]:
+    """Precisions with fewer bits per weight than `precision`, most bits first."""
+    bits = PRECISIONS[precision].bits_per_weight
+    lower = [p for p in PRECISIONS.values() if p.bits_per_weight < bits]
+    return [p.name for p in sorted(lower, key=lambda p: -p.bits_per_weight)]
+
+
 def recommend(session: Session, *, query: RecommendQuery, costs: CostAssumptions) -> dict[str, Any]:
     """The builds that run the model, ranked, with the cost/speed Pareto front marked."""
     snap = snapshot(session)
@@ -84,26 +140,8 @@ def recommend(session: Session, *, query: RecommendQuery, costs: CostAssumptions
 
     def compute() -> dict[str, Any]:
         rows = build_rows(snap).rows
-        fitting = []
-        for row in rows:
-            est = catalog_estimate(snap, build=row, model=model, workload=workload, costs=costs)
-            if est.fits:
-                fitting.append((row, figures(est)))
-        kept = [
-            (row, f)
-            for row, f in fitting
-            if (
-                query.min_decode_tokens_per_s is None
-                or (f["decode_tokens_per_s"] or 0.0) >= query.min_decode_tokens_per_s
-            )
-            and (
-                query.max_price_usd is None
-                or (
-                    row.item["price_usd"] is not None
-                    and row.item["price_usd"] <= query.max_price_usd
-                )
-            )
-        ]
+        fitting = _fitting(snap, rows, model, workload, costs)
+        kept = [(row, f) for row, f in fitting if _passes(query, row, f)]
         field = query.sort.lstrip("-")
         descending = query.sort.startswith("-")
 
@@ -131,6 +169,56 @@ def recommend(session: Session, *, query: RecommendQuery, costs: CostAssumptions
             "items": items,
             "considered": len(rows),
             "fitting": len(fitting),
+            "excluded": {
+                "does_not_fit": len(rows) - len(fitting),
+                "too_slow": sum(_too_slow(query, f) for _row, f in fitting),
+                "over_max_price": sum(_over_price(query, row) for row, _f in fitting),
+                "unpriced": sum(_unpriced(query, row) for row, _f in fitting),
+            },
+            "nearest_misses": _nearest_misses(rows, fitting, len(kept)),
         }
+
+    def _nearest_misses(
+        rows: Sequence[BuildRow], fitting: list[tuple[BuildRow, dict[str, Any]]], passing: int
+    ) -> dict[str, Any]:
+        only_slow = [
+            (row, f)
+            for row, f in fitting
+            if _too_slow(query, f) and not _over_price(query, row) and not _unpriced(query, row)
+            and row.item["price_usd"] is not None
+        ]
+        only_pricey = [
+            (row, f) for row, f in fitting if _over_price(query, row) and not _too_slow(query, f)
+        ]
+        cheapest = min(only_slow, key=lambda p: (p[0].item["price_usd"], p[0].slug), default=None)
+        fastest = min(
+            only_pricey, key=lambda p: (-(p[1]["decode_tokens_per_s"] or 0.0), p[0].slug),
+            default=None,
+        )
+        return {
+            "cheapest_too_slow": _miss(*cheapest) if cheapest else None,
+            "fastest_too_expensive": _miss(*fastest) if fastest else None,
+            "precision_that_fits": (
+                _precision_that_fits(rows, passing) if passing < SHORT_ANSWER else None
+            ),
+        }
+
+    def _precision_that_fits(rows: Sequence[BuildRow], passing: int) -> dict[str, Any] | None:
+        for precision in lower_precisions(query.precision):
+            lower = simple_workload(
+                precision=precision,
+                context_tokens=query.context_tokens,
+                batch=query.batch,
+                runtime=query.runtime,
+                parallelism=query.parallelism,
+            )
+            try:
+                fitting = _fitting(snap, rows, model, lower, costs)
+            except DomainError:
+                continue  # a precision the chosen runtime cannot run is no way out
+            builds = sum(_passes(query, row, f) for row, f in fitting)
+            if builds > passing:
+                return {"precision": precision, "fitting": len(fitting), "passing": builds}
+        return None
 
     return snap.memo(("recommend", query.model_dump_json(), costs), compute)

@@ -1,6 +1,7 @@
 """Builds side by side. The URL is the state: ?builds=a,b,c[&model=…&precision=…]."""
 
 import re
+from collections.abc import Iterable
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -8,7 +9,7 @@ from fastapi.responses import HTMLResponse, Response
 
 from app.deps import SessionDep, SettingsDep
 from app.errors import DomainError
-from app.schemas.compare import MAX_COMPARE, MIN_COMPARE, CompareQuery
+from app.schemas.compare import MAX_COMPARE, MIN_COMPARE, STORY_MODEL, CompareQuery
 from app.services.compare import compare_builds
 from app.services.estimates import cost_assumptions
 from app.services.pages import filter_options
@@ -107,6 +108,14 @@ def _state(query: CompareQuery | None, slugs: list[str]) -> dict[str, Any]:
     return state
 
 
+def _story_model_name(comparison: dict[str, Any] | None, models: Iterable[tuple[str, str]]) -> str:
+    """What the model select's empty choice judges on: the service's pick when no model was
+    given, else the story model by name (the largest-model fallback only applies without it)."""
+    if comparison and comparison["model"] and not comparison["model"]["given"]:
+        return str(comparison["model"]["name"])
+    return dict(models).get(STORY_MODEL, "the largest catalog model")
+
+
 @router.get("/compare", response_class=HTMLResponse)
 def compare_page(request: Request, session: SessionDep, settings: SettingsDep) -> HTMLResponse:
     """Builds side by side, differences highlighted, shareable and copyable as Markdown."""
@@ -141,6 +150,8 @@ def compare_page(request: Request, session: SessionDep, settings: SettingsDep) -
             "parallelism": PARALLELISM,
             "notices": notices,
             "min_compare": MIN_COMPARE,
+            "story_model": STORY_MODEL,
+            "story_model_name": _story_model_name(comparison, options.models),
             "max_compare": MAX_COMPARE,
         },
         json_url=json_url,

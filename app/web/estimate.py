@@ -13,15 +13,22 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from app.config import Settings
 from app.deps import SessionDep, SettingsDep
-from app.engine import INFERENCE_RUNTIMES, KV_BITS
+from app.engine import INFERENCE_RUNTIMES, KV_BITS, PRECISIONS
 from app.errors import DomainError, FieldError, InvalidInput
 from app.models import INTER_NODE_LINK_KINDS, INTRA_NODE_LINK_KINDS, MEMORY_KINDS
+from app.schemas.estimate import InlineModel
 from app.services.accuracy import accuracy_notes_for_estimate
 from app.services.cache import snapshot
 from app.services.charts import SVG_HEADERS, cached_chart, memory_breakdown_svg
-from app.services.estimates import cost_assumptions, parse_estimate_request, run_estimate
+from app.services.estimates import (
+    cost_assumptions,
+    inline_model_spec,
+    parse_estimate_request,
+    run_estimate,
+)
 from app.services.hf_hub import fetch_config
 from app.services.pages import filter_options
+from app.services.recommend import lower_precisions
 from app.web.builds import precision_options
 from app.web.common import Notice, raw_query, render, with_query
 from app.web.templating import link_name
@@ -351,6 +358,75 @@ def evaluate(
     return answer, [], 200
 
 
+# ---- the "No" verdict's ways out and the parsed-config panel -------------------------------
+
+
+def no_verdict_help(
+    session: Any, settings: Settings, raw: dict[str, str], answer: dict[str, Any] | None
+) -> dict[str, Any] | None:
+    """For an inference "No": links to the catalog builds that run the model at this precision,
+    the longest context that fits here, and the highest lower precision that fits here (each
+    lower precision is one more engine run, stopped at the first that fits)."""
+    if answer is None or answer["fits"] or answer["workload"]["mode"] != "inference":
+        return None
+    precision = answer["workload"]["precision"]
+    slug = answer["model"]["slug"]
+    builds_url = (
+        with_query("/builds", {"fits_model": slug, "precision": precision,
+                               "context_tokens": answer["workload"]["context_tokens"]})
+        if slug
+        else None
+    )
+    longest = answer["max_context_tokens_that_fit"]
+    context_url = (
+        with_query("/estimate", {**raw, "context_tokens": longest}) if longest else None
+    )
+    fitting_precision = None
+    for lower in lower_precisions(precision):
+        candidate = {**raw, "precision": lower}
+        there, _notices, _status = evaluate(session, settings, candidate)
+        if there is not None and there["fits"]:
+            fitting_precision = {"precision": lower, "url": with_query("/estimate", candidate)}
+            break
+    return {
+        "builds_url": builds_url,
+        "longest_context": longest,
+        "context_url": context_url,
+        "fitting_precision": fitting_precision,
+    }
+
+
+def parsed_config(settings: Settings, raw: dict[str, str]) -> dict[str, Any] | None:
+    """What the engine read from a pasted (or fetched) config.json, so users can check the
+    parse; None unless the model came from a config that parses."""
+    try:
+        body, errors = request_from_form(with_hub_config(raw, settings))
+        if body is None or errors:
+            return None
+        request = parse_estimate_request(body)
+        if not isinstance(request.model, InlineModel):
+            return None
+        spec = inline_model_spec(request.model)
+    except DomainError:
+        return None  # the page already shows the error beside the form
+    kv_precision = request.workload.kv_cache_precision or PRECISIONS[
+        request.workload.precision
+    ].kv_default
+    return {
+        "params_total": spec.params_total_published or spec.params_total,
+        "params_active": spec.params_active_published or spec.params_active,
+        "params_computed": spec.params_total,
+        "routed_experts": spec.n_routed_experts,
+        "experts_per_token": spec.num_experts_per_tok,
+        "shared_experts": spec.n_shared_experts,
+        "attention_kind": spec.attention_kind,
+        "layers": spec.num_hidden_layers,
+        "kv_precision": kv_precision,
+        "kv_bytes_per_token": spec.kv_cache_bytes_per_token(kv_precision),
+        "sliding_window": spec.sliding_window,
+    }
+
+
 @router.get("/estimate", response_class=HTMLResponse)
 def estimate_page(request: Request, session: SessionDep, settings: SettingsDep) -> HTMLResponse:
     """The calculator: verdict, memory breakdown chart, plan, speed, cost, findings."""
@@ -392,6 +468,8 @@ def estimate_page(request: Request, session: SessionDep, settings: SettingsDep) 
             "chart_url": f"/estimate/memory.svg?{query}" if answer else None,
             "share_url": f"/estimate?{query}" if query else "/estimate",
             "defaults": cost_assumptions(settings),
+            "no_help": no_verdict_help(session, settings, raw, answer),
+            "parsed": parsed_config(settings, raw) if answer else None,
         },
         json_url=f"/estimate.json?{query}" if query else "/estimate.json",
         status_code=status,

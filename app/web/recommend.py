@@ -1,5 +1,6 @@
 """"What should I buy for this model": the builds that fit, ranked, with the Pareto front."""
 
+import math
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -53,6 +54,24 @@ def _state(query: RecommendQuery | None) -> dict[str, Any]:
     }
 
 
+def _miss_links(answer: dict[str, Any] | None, state: dict[str, Any]) -> dict[str, str]:
+    """Recommend URLs that relax one limit just enough to admit each nearest miss."""
+    if answer is None:
+        return {}
+    misses = answer["nearest_misses"]
+    links = {}
+    if slow := misses["cheapest_too_slow"]:
+        # Floor to one decimal so the miss itself passes the relaxed limit.
+        limit = math.floor((slow["decode_tokens_per_s"] or 0.0) * 10) / 10
+        links["too_slow"] = with_query("/recommend", {**state, "min_decode_tokens_per_s": limit})
+    if pricey := misses["fastest_too_expensive"]:
+        price = pricey["build"]["price_usd"]
+        links["too_expensive"] = with_query("/recommend", {**state, "max_price_usd": price})
+    if fit := misses["precision_that_fits"]:
+        links["precision"] = with_query("/recommend", {**state, "precision": fit["precision"]})
+    return links
+
+
 @router.get("/recommend", response_class=HTMLResponse)
 def recommend_page(request: Request, session: SessionDep, settings: SettingsDep) -> HTMLResponse:
     """The builds that run a model, ranked, with a cost-against-speed chart and Pareto front."""
@@ -73,6 +92,7 @@ def recommend_page(request: Request, session: SessionDep, settings: SettingsDep)
             "parallelism": PARALLELISM,
             "sorts": SORTS,
             "on_front": on_front,
+            "miss_links": _miss_links(answer, state),
             "chart_url": with_query("/recommend/chart.svg", state) if answer else None,
             "notices": notices,
         },

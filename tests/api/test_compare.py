@@ -5,6 +5,7 @@ import re
 import pytest
 
 from app.engine import rule_of_thumb_gb
+from app.formatting import gb
 
 from ._support import problem_fields
 
@@ -52,7 +53,9 @@ def test_run_model_row_defaults_to_deepseek_v3_at_fp8(api, catalog):
     body = api.get("/api/v1/compare", params={"builds": f"{DESKTOP},{CLUSTER}"}).json()
     run = rows_by_key(body)["run_model"]
     size = rule_of_thumb_gb(catalog.models["deepseek-v3"].params_total, "fp8")
-    assert run["label"] == f"Run a {size:,.0f} GB model?"
+    assert run["label"].startswith(f"Run a {gb(size)} model? ({gb(size)}: DeepSeek-V3 at FP8 by "
+                                   "the rule of thumb")
+    assert run["label"].endswith("each cell: the engine's detailed need)")
     assert body["model"]["slug"] == "deepseek-v3" and body["model"]["given"] is False
     expected = [catalog.estimate(s, "deepseek-v3") for s in (DESKTOP, CLUSTER)]
     assert run["values"] == [e.fits for e in expected] == [False, True]
@@ -66,7 +69,7 @@ def test_model_rows_follow_the_engine(api, catalog):
     rows = rows_by_key(body)
     expected = [catalog.estimate(s, "llama-3-1-70b", precision="bf16") for s in (DESKTOP, CLUSTER)]
     size = rule_of_thumb_gb(catalog.models["llama-3-1-70b"].params_total, "bf16")
-    assert rows["run_model"]["label"] == f"Run a {size:,.0f} GB model?"
+    assert rows["run_model"]["label"].startswith(f"Run a {gb(size)} model?")
     assert rows["fits"]["values"] == [e.fits for e in expected]
     for key in ("decode_tokens_per_s", "time_to_first_token_s"):
         assert rows[key]["values"] == [
