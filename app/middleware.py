@@ -305,9 +305,10 @@ class EdgeMiddleware:
         method = scope["method"]
         # HEAD is answered wherever GET is (load balancers probe with it): the app runs the GET
         # and the body is dropped here; the headers (Content-Length included) are the GET's.
+        # The server keeps its own scope (with HEAD): it then sends no body and checks none.
         head = method == "HEAD"
         if head:
-            scope["method"] = "GET"
+            scope = {**scope, "method": "GET"}
         request_id_header = (REQUEST_ID_HEADER, request_id.encode())
         state = scope.get("state")
         if state is None:
