@@ -8,7 +8,7 @@ from app.api import (
     compare,
     estimate,
     measurements,
-    models,
+    model_profiles,
     recommend,
     serving,
     tiers,
@@ -23,7 +23,7 @@ ROUTERS: tuple[APIRouter, ...] = tuple(
     for module in (
         builds,
         accelerators,
-        models,
+        model_profiles,
         measurements,
         compare,
         estimate,

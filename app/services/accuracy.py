@@ -53,7 +53,7 @@ from app.services.builds import build_rows, find_build
 from app.services.cache import Snapshot, ValueCache
 from app.services.estimates import inline_build_spec, run_engine, workload_spec
 from app.services.measurements import MeasurementRow, measurement_rows
-from app.services.models import model_rows
+from app.services.model_profiles import model_profile_rows
 
 # Runs on mixed cards or with weights in host RAM form their own group (issue 14).
 PARTS_CLASS = "mixed cards / CPU offload"
@@ -304,7 +304,7 @@ def _max_throughput_batch(build: BuildSpec, model: ModelSpec, workload: Workload
 
 def _case(snap: Snapshot, row: MeasurementRow) -> Case:
     record = row.record
-    model = model_rows(snap).get(record.model)
+    model = model_profile_rows(snap).get(record.model)
     if model is None:
         raise _Skip(f"model '{record.model}' is no longer in the catalog")
     build, kind = _hardware(snap, record)

@@ -44,7 +44,7 @@ from app.services.estimates import (
     simple_workload,
     workload_out,
 )
-from app.services.models import ModelRow, find_model, model_rows
+from app.services.model_profiles import ModelProfileRow, find_model_profile, model_profile_rows
 
 
 def connection_text(row: BuildRow) -> str:
@@ -85,10 +85,10 @@ def pooling_text(row: BuildRow) -> str:
     return f"Yes — {domain} × {size} pooled {where} over {link}"
 
 
-def _story_model(snap: Snapshot, query: CompareQuery) -> tuple[ModelRow | None, bool]:
+def _story_model(snap: Snapshot, query: CompareQuery) -> tuple[ModelProfileRow | None, bool]:
     if query.model is not None:
-        return find_model(snap, query.model, field="model"), True
-    rows = model_rows(snap)
+        return find_model_profile(snap, query.model, field="model"), True
+    rows = model_profile_rows(snap)
     if STORY_MODEL in rows:
         return rows[STORY_MODEL], False
     if not rows:
@@ -96,7 +96,7 @@ def _story_model(snap: Snapshot, query: CompareQuery) -> tuple[ModelRow | None, 
     return max(rows.values(), key=lambda m: (m.params_total, m.slug)), False
 
 
-def _judged_by(model: ModelRow, given: bool) -> str:
+def _judged_by(model: ModelProfileRow, given: bool) -> str:
     """Why this model judged the engine rows, in words (a default must never be silent)."""
     if given:
         return f"{model.name}, the model asked for"
@@ -144,7 +144,7 @@ def _compare(
     snap: Snapshot,
     query: CompareQuery,
     builds: list[BuildRow],
-    model: ModelRow | None,
+    model: ModelProfileRow | None,
     given: bool,
     costs: CostAssumptions,
 ) -> dict[str, Any]:
@@ -164,9 +164,7 @@ def _compare(
             [i["intra_node_bandwidth_gbs"] if i["accelerator_count"] > 1 else None for i in items],
             # Vendors quote links both ways (NVLink "900 GB/s", the 4090 rig's "~64 GB/s");
             # stored per direction, shown both ways so the figures match what people quote.
-            lambda v: (
-                DASH if v is None else f"{gbs(v)} per direction ({gbs(2 * v)} both ways)"
-            ),
+            lambda v: DASH if v is None else f"{gbs(v)} per direction ({gbs(2 * v)} both ways)",
             "GB/s per accelerator, per direction",
         ),
         _row(
@@ -275,7 +273,7 @@ def _compare(
     }
 
 
-def _run_model_label(model: ModelRow, precision: str, size_gb: float) -> str:
+def _run_model_label(model: ModelProfileRow, precision: str, size_gb: float) -> str:
     # The tier line's question quotes the rule of thumb people use; the cells are the engine's
     # detailed need (KV cache, runtime overhead, 16-bit embeddings), so say which is which.
     return (
@@ -294,7 +292,7 @@ def _aggregate_label(batch: int) -> str:
 
 
 def _failover_text(
-    build: BuildRow, model: ModelRow, workload: Workload, costs: CostAssumptions
+    build: BuildRow, model: ModelProfileRow, workload: Workload, costs: CostAssumptions
 ) -> str:
     parts = []
     for case in failover_cases(build.spec, model.spec, workload, costs):
@@ -308,7 +306,7 @@ def _failover_text(
 
 
 def _model_rows(
-    model: ModelRow, estimates: list[Estimate], query: CompareQuery
+    model: ModelProfileRow, estimates: list[Estimate], query: CompareQuery
 ) -> list[dict[str, Any]]:
     def tput(attr: str) -> list[Any]:
         return [getattr(e.throughput, attr) if e.throughput else None for e in estimates]

@@ -64,7 +64,7 @@ from app.schemas.estimate import (
 from app.services.accelerators import find_accelerator
 from app.services.builds import BuildRow, build_rows, find_build, pooled_memory_gb
 from app.services.cache import Snapshot, ValueCache, snapshot
-from app.services.models import ModelRow, find_model, model_rows
+from app.services.model_profiles import ModelProfileRow, find_model_profile, model_profile_rows
 from app.services.specs import accelerator_spec, inline_build_spec_from
 
 # Where an engine field lives in the request, so a 422 names the path the client sent.
@@ -224,7 +224,7 @@ def _engine_error(exc: EngineInputError, *, prefix: str | None = None) -> Invali
 _HF_REPO = re.compile(r"^https://huggingface\.co/([\w.-]+/[\w.-]+)")
 
 
-def model_ref(model: ModelRow | None) -> str | None:
+def model_ref(model: ModelProfileRow | None) -> str | None:
     """The Hugging Face repository id of a catalog model (from its source URL), if any."""
     if model is None:
         return None
@@ -264,7 +264,7 @@ def catalog_estimate(
     snap: Snapshot,
     *,
     build: BuildRow,
-    model: ModelRow,
+    model: ModelProfileRow,
     workload: Workload,
     costs: CostAssumptions,
 ) -> Estimate:
@@ -445,7 +445,7 @@ def _estimate_at(
 ) -> dict[str, Any]:
     workload = workload_spec(request.workload)
     build_row: BuildRow | None = None
-    model_row: ModelRow | None = None
+    model_row: ModelProfileRow | None = None
     if isinstance(request.build, str):
         build_row = find_build(snap, request.build, field="build")
         build_spec_ = build_row.spec
@@ -454,7 +454,7 @@ def _estimate_at(
         build_spec_ = inline_build_spec(snap, request.build)
         build = build_subject(build_spec_, slug=None)
     if isinstance(request.model, str):
-        model_row = find_model(snap, request.model, field="model")
+        model_row = find_model_profile(snap, request.model, field="model")
         model_spec_ = model_row.spec
         model = model_subject(model_spec_, slug=model_row.slug)
     else:
@@ -562,7 +562,7 @@ def builds_fitting_model(
     parallelism: str = "auto",
 ) -> frozenset[str]:
     """Slugs of the catalog builds on which the model fits (batch 1), per catalog version."""
-    model = find_model(snap, model_slug, field=field)
+    model = find_model_profile(snap, model_slug, field=field)
     workload = simple_workload(
         precision=precision,
         context_tokens=context_tokens,
@@ -605,7 +605,7 @@ def model_fits_for_build(
         parallelism=parallelism,
     )
     out = []
-    for model in sorted(model_rows(snap).values(), key=lambda m: (-m.params_total, m.slug)):
+    for model in sorted(model_profile_rows(snap).values(), key=lambda m: (-m.params_total, m.slug)):
         est = catalog_estimate(snap, build=build, model=model, workload=workload, costs=costs)
         out.append({"model": model.item, **figures(est)})
     return out

@@ -73,22 +73,26 @@ def filter_options(session: Session) -> FilterOptions:
     """Vendors, builds, models and accelerators for select boxes (cached per catalog version)."""
     from app.services.accelerators import accelerator_rows
     from app.services.builds import build_rows
-    from app.services.models import model_rows
+    from app.services.model_profiles import model_profile_rows
 
     snap = snapshot(session)
 
     def load() -> FilterOptions:
         builds = build_rows(snap).rows
-        models = model_rows(snap).values()
+        models = model_profile_rows(snap).values()
         accelerators = accelerator_rows(snap)
         return FilterOptions(
             vendors=tuple(sorted({r.vendor for r in builds}, key=str.casefold)),
-            builds=tuple(sorted(((r.slug, r.item["name"]) for r in builds),
-                                key=lambda p: p[1].casefold())),
-            models=tuple(sorted(((r.slug, r.name) for r in models),
-                                key=lambda p: p[1].casefold())),
-            accelerators=tuple(sorted(((r.slug, r.item["name"]) for r in accelerators.values()),
-                                      key=lambda p: p[1].casefold())),
+            builds=tuple(
+                sorted(((r.slug, r.item["name"]) for r in builds), key=lambda p: p[1].casefold())
+            ),
+            models=tuple(sorted(((r.slug, r.name) for r in models), key=lambda p: p[1].casefold())),
+            accelerators=tuple(
+                sorted(
+                    ((r.slug, r.item["name"]) for r in accelerators.values()),
+                    key=lambda p: p[1].casefold(),
+                )
+            ),
         )
 
     return snap.memo(("pages", "filter_options"), load)
@@ -198,10 +202,10 @@ def tier_story(session: Session, *, settings: Settings | None = None) -> TierSto
     from app.schemas.compare import CompareQuery
     from app.services.builds import build_rows
     from app.services.compare import compare_builds
-    from app.services.models import model_rows
+    from app.services.model_profiles import model_profile_rows
 
     snap = snapshot(session)
-    models = model_rows(snap)
+    models = model_profile_rows(snap)
     if not models:
         return None
     model = models.get(STORY_MODEL) or max(models.values(), key=lambda m: (m.params_total, m.slug))
@@ -209,9 +213,7 @@ def tier_story(session: Session, *, settings: Settings | None = None) -> TierSto
     comparison = None
     verdicts: dict[str, tuple[bool, str]] = {}
     if len(present) >= 2:
-        query = CompareQuery(
-            builds=",".join(present), model=model.slug, precision=STORY_PRECISION
-        )
+        query = CompareQuery(builds=",".join(present), model=model.slug, precision=STORY_PRECISION)
         comparison = compare_builds(session, query=query, costs=cost_assumptions(settings))
         run = next(r for r in comparison["rows"] if r["key"] == "run_model")
         for index, slug in enumerate(present):

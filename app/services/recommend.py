@@ -29,7 +29,7 @@ from app.services.builds import BuildRow, build_rows
 from app.services.cache import Snapshot, snapshot
 from app.services.estimates import catalog_estimate, simple_workload, workload_out
 from app.services.listing import sort_rows
-from app.services.models import ModelRow, find_model
+from app.services.model_profiles import ModelProfileRow, find_model_profile
 
 PARETO_AXES = ["price_usd (lower is better)", "decode_tokens_per_s (higher is better)"]
 
@@ -103,7 +103,7 @@ def _passes(query: RecommendQuery, row: BuildRow, f: dict[str, Any]) -> bool:
 def _fitting(
     snap: Snapshot,
     rows: Sequence[BuildRow],
-    model: ModelRow,
+    model: ModelProfileRow,
     workload: Workload,
     costs: CostAssumptions,
 ) -> list[tuple[BuildRow, dict[str, Any]]]:
@@ -129,7 +129,7 @@ def lower_precisions(precision: str) -> list[str]:
 def recommend(session: Session, *, query: RecommendQuery, costs: CostAssumptions) -> dict[str, Any]:
     """The builds that run the model, ranked, with the cost/speed Pareto front marked."""
     snap = snapshot(session)
-    model = find_model(snap, query.model, field="model")
+    model = find_model_profile(snap, query.model, field="model")
     workload = simple_workload(
         precision=query.precision,
         context_tokens=query.context_tokens,
@@ -184,7 +184,9 @@ def recommend(session: Session, *, query: RecommendQuery, costs: CostAssumptions
         only_slow = [
             (row, f)
             for row, f in fitting
-            if _too_slow(query, f) and not _over_price(query, row) and not _unpriced(query, row)
+            if _too_slow(query, f)
+            and not _over_price(query, row)
+            and not _unpriced(query, row)
             and row.item["price_usd"] is not None
         ]
         only_pricey = [
@@ -192,7 +194,8 @@ def recommend(session: Session, *, query: RecommendQuery, costs: CostAssumptions
         ]
         cheapest = min(only_slow, key=lambda p: (p[0].item["price_usd"], p[0].slug), default=None)
         fastest = min(
-            only_pricey, key=lambda p: (-(p[1]["decode_tokens_per_s"] or 0.0), p[0].slug),
+            only_pricey,
+            key=lambda p: (-(p[1]["decode_tokens_per_s"] or 0.0), p[0].slug),
             default=None,
         )
         return {

@@ -46,7 +46,7 @@ from app.services.estimates import (
     workload_out,
     workload_spec,
 )
-from app.services.models import find_model
+from app.services.model_profiles import find_model_profile
 
 DEFAULT_OUTPUT_TOKENS = 1024
 
@@ -55,7 +55,7 @@ def _model_spec(
     snap: Snapshot, ref: str | InlineModel, *, field: str
 ) -> tuple[ModelSpec, str | None]:
     if isinstance(ref, str):
-        row = find_model(snap, ref, field=field)
+        row = find_model_profile(snap, ref, field=field)
         return row.spec, row.slug
     return inline_model_spec(ref), None
 

@@ -18,7 +18,7 @@ from app.services.builds import BuildRow, build_rows
 from app.services.cache import Snapshot, snapshot
 from app.services.estimates import catalog_estimate, simple_workload
 from app.services.listing import sort_rows
-from app.services.models import model_rows
+from app.services.model_profiles import model_profile_rows
 
 DEFAULT_TIER_PRECISION = "fp8"
 
@@ -29,7 +29,7 @@ def largest_model(
     """The biggest catalog model (published total parameters) that fits the build."""
     workload = simple_workload(precision=precision, context_tokens=context_tokens)
     costs = CostAssumptions()  # fit does not depend on costs
-    models = sorted(model_rows(snap).values(), key=lambda m: (-m.params_total, m.slug))
+    models = sorted(model_profile_rows(snap).values(), key=lambda m: (-m.params_total, m.slug))
     for model in models:
         est = catalog_estimate(snap, build=row, model=model, workload=workload, costs=costs)
         if est.fits:

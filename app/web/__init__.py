@@ -9,7 +9,7 @@ from app.web import (
     estimate,
     home,
     measurements,
-    models,
+    model_profiles,
     recommend,
     reference,
     serving,
@@ -22,7 +22,7 @@ ROUTERS: tuple[APIRouter, ...] = tuple(
     for module in (
         home,
         builds,
-        models,
+        model_profiles,
         estimate,
         serving,
         compare,

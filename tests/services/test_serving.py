@@ -5,7 +5,7 @@ from sqlalchemy.orm import Session
 from app.engine import CostAssumptions, Workload
 from app.engine.serving import ServiceLevel, ServingWorkload
 from app.services.cache import snapshot
-from app.services.models import find_model
+from app.services.model_profiles import find_model_profile
 from app.services.serving import rank_at_slo
 
 
@@ -13,7 +13,7 @@ def test_ranked_builds_meet_the_slo_cheapest_per_million_output_tokens_first(
     session: Session,
 ) -> None:
     snap = snapshot(session)
-    model = find_model(snap, "llama-3-1-70b").spec
+    model = find_model_profile(snap, "llama-3-1-70b").spec
     slo = ServiceLevel(ttft_s_max=2.0, tokens_per_s_per_user_min=20, concurrent_users=1000)
     ranked = rank_at_slo(
         snap,
@@ -24,8 +24,11 @@ def test_ranked_builds_meet_the_slo_cheapest_per_million_output_tokens_first(
         costs=CostAssumptions(),
     )
     assert len(ranked) >= 5
-    priced = [r["usd_per_million_output_tokens"] for r in ranked
-              if r["usd_per_million_output_tokens"] is not None]
+    priced = [
+        r["usd_per_million_output_tokens"]
+        for r in ranked
+        if r["usd_per_million_output_tokens"] is not None
+    ]
     assert priced == sorted(priced)
     for item in ranked:
         assert item["ttft_s"] <= 2.0 and item["tokens_per_s_per_user"] >= 20

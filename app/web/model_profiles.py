@@ -12,7 +12,7 @@ from app.schemas.recommend import RecommendQuery
 from app.services.accuracy import measured_vs_predicted_for_model
 from app.services.cache import snapshot
 from app.services.estimates import cost_assumptions
-from app.services.models import get_model, list_models
+from app.services.model_profiles import get_model_profile, list_model_profiles
 from app.services.recommend import recommend
 from app.web.builds import precision_options
 from app.web.common import parse_query, raw_query, render, with_query
@@ -43,7 +43,7 @@ def models_page(request: Request, session: SessionDep) -> HTMLResponse:
     raw = raw_query(request)
     parsed = parse_query(ModelQuery, raw)
     query = parsed.query
-    result = list_models(session, query=query)
+    result = list_model_profiles(session, query=query)
     state: dict[str, Any] = {**query.filters(), "sort": query.sort}
     if query.per_page != ModelQuery.model_fields["per_page"].default:
         state["per_page"] = query.per_page
@@ -51,7 +51,7 @@ def models_page(request: Request, session: SessionDep) -> HTMLResponse:
     return render(
         request,
         session,
-        "models/list.html",
+        "model_profiles/list.html",
         {
             "result": result,
             "query": query,
@@ -74,7 +74,7 @@ def model_page(
     request: Request, session: SessionDep, settings: SettingsDep, slug: str
 ) -> HTMLResponse:
     """One model's profile and the builds that run it, cheapest first."""
-    model = get_model(session, slug=slug)
+    model = get_model_profile(session, slug=slug)
     raw = raw_query(request)
     # The recommend service answers "which builds run it"; this page keeps its default order
     # (price, cheapest first) and its precision/context/batch parameters.
@@ -90,7 +90,7 @@ def model_page(
     return render(
         request,
         session,
-        "models/detail.html",
+        "model_profiles/detail.html",
         {
             "model": model,
             "answer": answer,

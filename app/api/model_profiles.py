@@ -19,7 +19,7 @@ from app.api._common import (
 )
 from app.schemas.listing import ModelPage, ModelQuery
 from app.schemas.model_profile import ModelListItem, ModelRead
-from app.services import models
+from app.services import model_profiles
 
 router = APIRouter(prefix=API_PREFIX, tags=["models"])
 
@@ -35,10 +35,12 @@ SlugPath = Annotated[str, Path(max_length=200, description="model slug")]
     responses=GET_RESPONSES,
     openapi_extra=query_openapi(ModelQuery),
 )
-def list_models(request: Request) -> Response:
+def list_model_profiles(request: Request) -> Response:
     """Model profiles matching the filters, sorted and paged."""
     query = parse_query(request, ModelQuery)
-    return cached_page(request, lambda session: models.list_models(session, query=query))
+    return cached_page(
+        request, lambda session: model_profiles.list_model_profiles(session, query=query)
+    )
 
 
 @router.get(
@@ -56,7 +58,7 @@ def export_models_csv(request: Request) -> Response:
         request,
         filename="tierline-models.csv",
         columns=MODEL_CSV_COLUMNS,
-        rows=lambda session: models.matching_models(session, query=query),
+        rows=lambda session: model_profiles.matching_model_profiles(session, query=query),
     )
 
 
@@ -67,9 +69,11 @@ def export_models_csv(request: Request) -> Response:
     summary="Get a model profile",
     responses=GET_RESPONSES | NOT_FOUND,
 )
-def get_model(request: Request, slug: SlugPath) -> Response:
+def get_model_profile(request: Request, slug: SlugPath) -> Response:
     """The full model profile: its config.json, the architecture the engine reads from it and
     the computed parameter counts beside the published ones. The ETag is the record version."""
     return cached_json(
-        request, lambda session: models.get_model(session, slug=slug), etag=record_etag
+        request,
+        lambda session: model_profiles.get_model_profile(session, slug=slug),
+        etag=record_etag,
     )

@@ -1,12 +1,12 @@
 """Model profiles: the catalog list (filters, sort, pages), CSV rows and the detail record.
 
 Contract (callers: the JSON API and the HTML pages):
-- `list_models(session, *, query: ModelQuery) -> ListResult[dict]` (the `ModelListItem` shape).
-- `matching_models(session, *, query) -> list[dict]`: every match, sorted, unpaged (CSV).
-- `get_model(session, *, slug) -> dict`: the `ModelRead` shape (raw config.json plus the
+- `list_model_profiles(session, *, query: ModelQuery) -> ListResult[dict]`: `ModelListItem`s.
+- `matching_model_profiles(session, *, query) -> list[dict]`: every match, sorted, unpaged (CSV).
+- `get_model_profile(session, *, slug) -> dict`: the `ModelRead` shape (raw config.json plus the
   architecture the engine reads from it and its computed parameter counts), raising NotFound.
-- `model_rows(snap)` / `find_model(snap, slug, field=...)`: cached rows with engine ModelSpecs
-  for the other services.
+- `model_profile_rows(snap)` / `find_model_profile(snap, slug, field=...)`: cached rows with
+  engine ModelSpecs for the other services.
 Cached per catalog version.
 """
 
@@ -30,7 +30,7 @@ KV_QUOTE_PRECISION = "bf16"
 
 
 @dataclass(frozen=True)
-class ModelRow:
+class ModelProfileRow:
     """One model profile with its engine spec (read-only)."""
 
     slug: str
@@ -47,7 +47,7 @@ class ModelRow:
         return rule_of_thumb_gb(self.params_total, precision)
 
 
-def _row(profile: ModelProfile) -> ModelRow | None:
+def _row(profile: ModelProfile) -> ModelProfileRow | None:
     try:
         spec = model_spec(profile)
     except EngineInputError:
@@ -85,7 +85,7 @@ def _row(profile: ModelProfile) -> ModelRow | None:
         kv_cache_bytes_per_token=kv,
     )
     search = " ".join([profile.slug, profile.name, profile.organization, profile.architecture])
-    return ModelRow(
+    return ModelProfileRow(
         slug=profile.slug,
         name=profile.name,
         item=item,
@@ -97,20 +97,20 @@ def _row(profile: ModelProfile) -> ModelRow | None:
     )
 
 
-def model_rows(snap: Snapshot) -> dict[str, ModelRow]:
+def model_profile_rows(snap: Snapshot) -> dict[str, ModelProfileRow]:
     """Every model profile by slug (slug order), parsed once per catalog version."""
 
-    def load() -> dict[str, ModelRow]:
+    def load() -> dict[str, ModelProfileRow]:
         stmt = select(ModelProfile).order_by(ModelProfile.slug)
         rows = (_row(p) for p in snap.session.scalars(stmt))
         return {r.slug: r for r in rows if r is not None}
 
-    return snap.memo("model_rows", load)
+    return snap.memo("model_profile_rows", load)
 
 
-def find_model(snap: Snapshot, slug: str, *, field: str = "slug") -> ModelRow:
+def find_model_profile(snap: Snapshot, slug: str, *, field: str = "slug") -> ModelProfileRow:
     """One model row by slug, or NotFound naming `field`."""
-    row = model_rows(snap).get(slug)
+    row = model_profile_rows(snap).get(slug)
     if row is None:
         shown = slug.replace("\x00", "\\x00")[:100]
         raise NotFound(
@@ -125,11 +125,11 @@ def _sort_value(field: str) -> Any:
     return lambda r: r.item[field]
 
 
-def _matching(snap: Snapshot, query: ModelQuery) -> list[ModelRow]:
-    def compute() -> list[ModelRow]:
+def _matching(snap: Snapshot, query: ModelQuery) -> list[ModelProfileRow]:
+    def compute() -> list[ModelProfileRow]:
         org = query.organization.strip().casefold() if query.organization else None
         out = []
-        for r in model_rows(snap).values():
+        for r in model_profile_rows(snap).values():
             item = r.item
             billions = item["params_total"] / 1e9
             if query.attention is not None and item["attention"] != query.attention:
@@ -152,18 +152,18 @@ def _matching(snap: Snapshot, query: ModelQuery) -> list[ModelRow]:
     return snap.memo(key, compute)
 
 
-def list_models(session: Session, *, query: ModelQuery) -> ListResult[dict[str, Any]]:
+def list_model_profiles(session: Session, *, query: ModelQuery) -> ListResult[dict[str, Any]]:
     """One page of model profiles matching the query."""
     snap = snapshot(session)
     rows = _matching(snap, query)
     return page_of(rows, page=query.page, per_page=query.per_page, catalog_version=snap.version)
 
 
-def matching_models(session: Session, *, query: ModelQuery) -> list[dict[str, Any]]:
+def matching_model_profiles(session: Session, *, query: ModelQuery) -> list[dict[str, Any]]:
     """Every model matching the query's filters, sorted, without paging (CSV export)."""
     return [r.item for r in _matching(snapshot(session), query)]
 
 
-def get_model(session: Session, *, slug: str) -> dict[str, Any]:
+def get_model_profile(session: Session, *, slug: str) -> dict[str, Any]:
     """The full model profile (ModelRead shape), or NotFound."""
-    return find_model(snapshot(session), slug).read
+    return find_model_profile(snapshot(session), slug).read
