@@ -234,7 +234,10 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     after = _git_status()
     if before is None or after is None or after == before:
         return
+    # Only what the run added counts: a commit made meanwhile empties the status, which is fine.
     changed = sorted(set(after.splitlines()) - set(before.splitlines()))
+    if not changed:
+        return
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
     if reporter is not None:
         reporter.write_line(f"the test run changed the checkout: {changed}", red=True)
