@@ -26,6 +26,7 @@ from app.admin.schemas import (
 from app.deps import AdminDep, SessionDep, SettingsDep, require_admin
 from app.errors import NotFound
 from app.models import AuditEvent
+from app.problems import PROBLEM_JSON, RECORD_PROBLEM_SCHEMA, problem_response
 from app.schemas.model_profile import RESERVED_MODEL_SLUGS
 from app.services.admin_records import (
     WriteResult,
@@ -43,40 +44,12 @@ from app.services.catalog import import_document
 from app.services.hf_hub import fetch_config
 from app.services.records import KINDS, MODEL, Kind
 
-PROBLEM_JSON = "application/problem+json"
 NO_STORE = {"Cache-Control": "no-store"}
 MAX_ID = 2**31 - 1  # an INTEGER column on every backend
 
 
-# Inline (not a component) so that it cannot clash with another module's "Problem" schema.
-PROBLEM_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "required": ["type", "title", "status", "detail"],
-    "properties": {
-        "type": {"type": "string"},
-        "title": {"type": "string"},
-        "status": {"type": "integer"},
-        "detail": {"type": "string"},
-        "instance": {"type": "string"},
-        "errors": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "kind": {"type": "string"},
-                    "slug": {"type": ["string", "null"]},
-                    "index": {"type": ["integer", "null"]},
-                    "field": {"type": "string"},
-                    "message": {"type": "string"},
-                },
-            },
-        },
-    },
-}
-
-
 def _problem(description: str) -> dict[str, Any]:
-    return {"description": description, "content": {PROBLEM_JSON: {"schema": PROBLEM_SCHEMA}}}
+    return problem_response(description, schema=RECORD_PROBLEM_SCHEMA)
 
 
 # Routes that read a JSON body: an undecodable one is 400, one past max_body_bytes is 413.
