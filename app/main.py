@@ -5,7 +5,7 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import Response
 from fastapi.staticfiles import StaticFiles
 from sqlalchemy.exc import OperationalError
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -27,10 +27,11 @@ from app.errors import (
     summary,
 )
 from app.middleware import add_production_middleware, tune_gc_for_serving
+from app.problems import PROBLEM_JSON, render_problem, wants_html
 from app.services.app_secrets import SESSION_SIGNING_KEY, shared_secret
 
-PROBLEM_JSON = "application/problem+json"
-
+# PROBLEM_JSON and wants_html are re-exported for app.middleware, which imports them from here.
+__all__ = ["PROBLEM_JSON", "app_factory", "create_app", "render_problem", "wants_html"]
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     """Build the app; the database engine lives on app.state for the app's lifetime."""
@@ -89,32 +90,6 @@ def app_factory() -> FastAPI:
     app = create_app()
     tune_gc_for_serving()  # worker processes only: see app/middleware.py
     return app
-
-
-def wants_html(request: Request) -> bool:
-    """Pages get HTML errors; the API and anything asking for JSON get problem+json."""
-    path = request.url.path
-    # JSON twins of pages (/estimate.json, /about.json) answer their errors as JSON too.
-    if path.startswith(("/api/", "/healthz", "/metrics", "/openapi.json")) or path.endswith(
-        ".json"
-    ):
-        return False
-    return "application/json" not in request.headers.get("accept", "")
-
-
-def render_problem(request: Request, error: DomainError) -> Response:
-    """Render a domain error for whoever asked: an HTML page or RFC 9457 problem+json."""
-    if wants_html(request):
-        renderer = getattr(request.app.state, "render_error_page", None)
-        if renderer is not None:
-            response: Response = renderer(request, error)
-            return response
-    return JSONResponse(
-        error.problem(instance=request.url.path),
-        status_code=error.status_code,
-        media_type=PROBLEM_JSON,
-        headers=error.headers,
-    )
 
 
 async def _domain_error(request: Request, exc: DomainError) -> Response:

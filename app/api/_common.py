@@ -13,10 +13,11 @@ from typing import Annotated, Any, TypeVar
 from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, ValidationError
 from sqlalchemy.orm import Session
 
 from app.config import Settings
+from app.problems import problem_example, problem_response
 from app.services.cache import snapshot
 from app.services.listing import ListResult
 
@@ -25,38 +26,10 @@ from app.services.listing import ListResult
 CACHE_CONTROL = "public, no-cache"
 API_PREFIX = "/api/v1"
 JSON = "application/json"
-PROBLEM_JSON = "application/problem+json"
-
-
-class Problem(BaseModel):
-    """RFC 9457 problem details; `errors` names each invalid field and the reason."""
-
-    type: str = Field(default="about:blank")
-    title: str = Field(examples=["Invalid input"])
-    status: int = Field(examples=[422])
-    detail: str = Field(examples=["sort: unknown sort field 'colour'"])
-    instance: str | None = Field(default=None, examples=["/api/v1/builds"])
-    # A plain mapping (not a nested model) keeps this schema self-contained for inlining.
-    errors: list[dict[str, str]] | None = Field(
-        default=None, examples=[[{"field": "sort", "message": "unknown sort field 'colour'"}]]
-    )
-
-
-PROBLEM_SCHEMA = Problem.model_json_schema()
 
 
 def _problem(description: str, status: int, title: str, detail: str, field: str) -> dict[str, Any]:
-    example = {
-        "type": "about:blank",
-        "title": title,
-        "status": status,
-        "detail": detail,
-        "errors": [{"field": field, "message": detail.split(": ", 1)[-1]}],
-    }
-    return {
-        "description": description,
-        "content": {PROBLEM_JSON: {"schema": PROBLEM_SCHEMA, "example": example}},
-    }
+    return problem_response(description, example=problem_example(status, title, detail, field))
 
 
 Responses = dict[int | str, dict[str, Any]]

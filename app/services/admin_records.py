@@ -11,96 +11,29 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
-from sqlalchemy.orm.exc import StaleDataError
 
 from app.engine import EngineInputError, model_spec_from_hf_config
-from app.errors import (
-    Conflict,
-    FieldError,
-    InvalidInput,
-    NotFound,
-    PreconditionFailed,
-    PreconditionRequired,
-)
+from app.errors import Conflict, FieldError, InvalidInput, NotFound, PreconditionFailed
 from app.models import AuditEvent, Build, BuildAcceleratorGroup
 from app.services.audit import record_change
-from app.services.catalog import ImportResult
-from app.services.catalog_version import bump_catalog_version
+from app.services.preconditions import Preconditions
+from app.services.record_validation import validate_record
+from app.services.record_writes import LostRace, StagedWrite, commit_catalog_change, stage_write
 from app.services.records import (
     ACCELERATOR,
     BUILD,
     KIND_BY_NAME,
-    KINDS,
     MODEL,
     Kind,
     Record,
-    columns_for,
     get_record,
     record_document,
     strip_read_only,
-    validate_record,
 )
-
-# ---- preconditions (If-Match / If-None-Match) ------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Preconditions:
-    """What the client said it expects: If-Match versions (None = header absent) and/or
-    If-None-Match: * (create only)."""
-
-    if_match: frozenset[str] | None = None
-    if_none_match_any: bool = False
-
-    def check_existing(self, record: Record) -> None:
-        """Raise unless the client may change this existing record."""
-        if self.if_none_match_any:
-            raise PreconditionFailed(
-                f"'{record.slug}' already exists (If-None-Match: * asks to create only)"
-            )
-        if self.if_match is None:
-            raise PreconditionRequired(
-                f"changing an existing record needs If-Match: the ETag from GET "
-                f"(currently \"{record.version}\"), so that no one else's edit is overwritten"
-            )
-        if "*" in self.if_match:
-            # RFC 9110 lets `*` match any current version, which is no protection at all against
-            # a lost update; this API requires the conditional request to name the version.
-            raise PreconditionRequired(
-                f"If-Match: * matches any version, so it cannot stop you overwriting someone "
-                f"else's edit; send the ETag from GET (currently \"{record.version}\")"
-            )
-        if str(record.version) not in self.if_match:
-            raise PreconditionFailed(
-                f"'{record.slug}' is at version {record.version}, not the one in If-Match; "
-                "someone changed it since you read it: GET it again and reapply your change"
-            )
-
-    def check_absent(self, slug: str) -> None:
-        """Raise if the client expected an existing record (If-Match on a missing one)."""
-        if self.if_match is not None:
-            raise PreconditionFailed(f"'{slug}' does not exist, so If-Match cannot match")
-
-
-def parse_preconditions(if_match: str | None, if_none_match: str | None) -> Preconditions:
-    """Parse the two headers; weak or malformed entity tags simply never match."""
-    tags: frozenset[str] | None = None
-    if if_match is not None:
-        parsed = set()
-        for part in if_match.split(","):
-            part = part.strip()
-            if part == "*":
-                parsed.add("*")
-            elif len(part) >= 2 and part[0] == part[-1] == '"':
-                parsed.add(part[1:-1])  # W/"3" is weak: If-Match uses strong comparison only
-        tags = frozenset(parsed)
-    none_match_any = if_none_match is not None and if_none_match.strip() == "*"
-    return Preconditions(if_match=tags, if_none_match_any=none_match_any)
-
 
 # ---- results ---------------------------------------------------------------------------------
 
@@ -210,7 +143,7 @@ def delete_record(
     session.expunge(existing)
     record_change(session, actor=actor, action="delete", kind=kind.name, slug=slug,
                   before=before, after=None)
-    _finish(session, slug, conflict=f"'{slug}' is still referenced; nothing was deleted")
+    _finish(session, None, conflict=f"'{slug}' is still referenced; nothing was deleted")
     return WriteResult(kind, slug, None, None)
 
 
@@ -316,68 +249,49 @@ def _validated(session: Session, kind: Kind, raw: Any) -> BaseModel:
     return record
 
 
-def _document_after(kind: Kind, record: BaseModel, values: Mapping[str, Any]) -> dict[str, Any]:
-    after = record.model_dump(mode="json")
-    if kind is BUILD:
-        after["tier"] = values["tier"]  # derived; the stored document always carries it
-    return after
-
-
 def _create(
     session: Session, kind: Kind, raw: Any, *, actor: str, action: str,
     race_is_precondition: bool,
 ) -> WriteResult:
     record = _validated(session, kind, raw)
-    slug: str = record.slug  # type: ignore[attr-defined]
-    values = columns_for(session, record)
-    session.add(kind.orm(**values))
-    after = _document_after(kind, record, values)
-    record_change(session, actor=actor, action=action, kind=kind.name, slug=slug,
-                  before=None, after=after)
-    message = f"{kind.name} '{slug}' was created by someone else meanwhile"
+    write = stage_write(session, kind, record, existing=None, actor=actor, action=action)
+    assert write is not None, "a create always writes"
+    message = f"{kind.name} '{write.slug}' was created by someone else meanwhile"
     try:
-        _finish(session, slug, conflict=message)
+        _finish(session, write, conflict=message)
     except Conflict:
         if race_is_precondition:
             raise PreconditionFailed(message) from None
         raise
-    return _result(session, kind, slug, created=True)
+    return _result(session, kind, write.slug, created=True)
 
 
 def _replace(
     session: Session, kind: Kind, existing: Record, raw: Any, *, actor: str
 ) -> WriteResult:
     record = _validated(session, kind, raw)
-    values = columns_for(session, record)
-    before = record_document(existing)
-    after = _document_after(kind, record, values)
-    if before == after:
-        # The version this request read and compared, taken before the rollback: reading the
-        # attribute afterwards would reload it and could answer a concurrent writer's version
-        # with this (older) body, an ETag that lets the client's next write revert theirs.
-        version, slug = existing.version, existing.slug
+    # The version this request read and compared, taken before any rollback: reading the
+    # attribute afterwards would reload it and could answer a concurrent writer's version with
+    # this (older) body, an ETag that lets the client's next write revert theirs.
+    version, slug = existing.version, existing.slug
+    write = stage_write(session, kind, record, existing=existing, actor=actor)
+    if write is None:
+        document = record_document(existing)
         session.rollback()
-        return WriteResult(kind, slug, before, version, changed=False)
-    for column, value in values.items():
-        setattr(existing, column, value)
-    record_change(session, actor=actor, action="update", kind=kind.name, slug=existing.slug,
-                  before=before, after=after)
-    _finish(session, existing.slug, conflict=f"'{existing.slug}' conflicts with another record")
-    return _result(session, kind, existing.slug)
+        return WriteResult(kind, slug, document, version, changed=False)
+    _finish(session, write, conflict=f"'{slug}' conflicts with another record")
+    return _result(session, kind, slug)
 
 
-def _finish(session: Session, slug: str, *, conflict: str) -> None:
+def _finish(session: Session, write: StagedWrite | None, *, conflict: str) -> None:
     """Raise the catalog version and commit; a stale version or a lost race changes nothing."""
     try:
-        # Raising the version flushes the pending INSERT/UPDATE first, so a stale version or
-        # a duplicate slug can surface here as well as at commit.
-        bump_catalog_version(session)
-        session.commit()
-    except StaleDataError:
-        session.rollback()
-        raise _stale(slug) from None
+        commit_catalog_change(session, [write] if write is not None else [])
+    except LostRace as race:
+        if race.stale:
+            raise _stale(race.records[0].slug) from None
+        raise Conflict(conflict) from None
     except IntegrityError:
-        session.rollback()
         raise Conflict(conflict) from None
 
 
@@ -393,73 +307,3 @@ def _result(session: Session, kind: Kind, slug: str, *, created: bool = False) -
     session.expunge_all()
     fresh = read_record(session, kind, slug)
     return WriteResult(kind, slug, record_document(fresh), fresh.version, created=created)
-
-
-# ---- import preview --------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class FieldChange:
-    """One field an import changes (dotted path; values as JSON would show them)."""
-
-    field: str
-    before: Any
-    after: Any
-
-
-@dataclass(frozen=True)
-class RecordChange:
-    """What an import does to one record: create it, or change these fields."""
-
-    kind: str
-    slug: str
-    action: str
-    name: str
-    changes: list[FieldChange]
-
-
-def describe_import(
-    session: Session, document: Any, result: ImportResult
-) -> list[RecordChange]:
-    """Field by field, what a (dry-run) import result would change, for people to review."""
-    incoming: dict[tuple[str, str], dict[str, Any]] = {}
-    if isinstance(document, Mapping):
-        for kind in KINDS:
-            raws = document.get(kind.key)
-            for raw in raws if isinstance(raws, list) else []:
-                try:
-                    record = kind.schema.model_validate(strip_read_only(raw))
-                except (ValidationError, TypeError, AttributeError):
-                    continue
-                incoming[(kind.name, record.slug)] = record.model_dump(mode="json")  # type: ignore[attr-defined]
-    described = []
-    for ref in result.created:
-        after = incoming.get((ref.kind, ref.slug), {})
-        described.append(RecordChange(ref.kind, ref.slug, "create", str(after.get("name", "")),
-                                      []))
-    for ref in result.updated:
-        after = incoming.get((ref.kind, ref.slug), {})
-        stored = get_record(session, KIND_BY_NAME[ref.kind], ref.slug)
-        before = record_document(stored) if stored is not None else {}
-        if after.get("tier") is None:
-            before.pop("tier", None)
-            after = {k: v for k, v in after.items() if k != "tier"}
-        old, new = _flatten(before), _flatten(after)
-        changes = [
-            FieldChange(key, old.get(key), new.get(key))
-            for key in sorted(set(old) | set(new))
-            if old.get(key) != new.get(key)
-        ]
-        described.append(RecordChange(ref.kind, ref.slug, "update", str(after.get("name", "")),
-                                      changes))
-    return described
-
-
-def _flatten(document: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
-    flat: dict[str, Any] = {}
-    for key, value in document.items():
-        if isinstance(value, Mapping) and value:
-            flat.update(_flatten(value, f"{prefix}{key}."))
-        else:
-            flat[f"{prefix}{key}"] = value
-    return flat

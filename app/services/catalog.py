@@ -21,8 +21,14 @@ from app.errors import RecordError
 from app.schemas.accelerator import AcceleratorIn
 from app.schemas.build import BuildIn
 from app.schemas.model_profile import ModelIn
-from app.services.audit import record_change
-from app.services.catalog_version import bump_catalog_version, current_catalog_version
+from app.services.catalog_version import current_catalog_version
+from app.services.record_validation import validate_record
+from app.services.record_writes import (
+    StagedWrite,
+    commit_catalog_change,
+    racing_writers,
+    stage_write,
+)
 from app.services.records import (
     ACCELERATOR,
     BUILD,
@@ -30,11 +36,8 @@ from app.services.records import (
     KINDS,
     MODEL,
     Kind,
-    Record,
     all_records,
-    columns_for,
     record_document,
-    validate_record,
 )
 
 
@@ -103,23 +106,33 @@ def import_document(
     if result.errors:
         session.rollback()
         return result
-    changed = False
+    writes: list[StagedWrite] = []
     try:
-        for kind, records in validated:
-            stored = {r.slug: r for r in all_records(session, kind)}
-            # One flush per kind lets the inserts go out in batches (a seed holds thousands of
-            # measurements); the lookups columns_for makes need only the kinds before this one.
-            with session.no_autoflush:
-                for record in records:
-                    changed |= _upsert(
-                        session, kind, record, actor=actor, result=result, stored=stored
-                    )
-            # Later kinds of this document refer to these records (builds to accelerators,
-            # measurements to builds and models).
-            session.flush()
-        if changed:
-            bump_catalog_version(session)
-            session.flush()
+        with racing_writers(session, writes):
+            for kind, records in validated:
+                stored = {r.slug: r for r in all_records(session, kind)}
+                # One flush per kind lets the inserts go out in batches (a seed holds thousands
+                # of measurements); the lookups columns_for makes need only the kinds before
+                # this one.
+                with session.no_autoflush:
+                    for record in records:
+                        slug: str = record.slug  # type: ignore[attr-defined]
+                        write = stage_write(session, kind, record, existing=stored.get(slug),
+                                            actor=actor)
+                        ref = RecordRef(kind.name, slug)
+                        if write is None:
+                            result.unchanged.append(ref)
+                        else:
+                            writes.append(write)
+                            created = write.read_version is None
+                            (result.created if created else result.updated).append(ref)
+                # Later kinds of this document refer to these records (builds to accelerators,
+                # measurements to builds and models).
+                session.flush()
+        if writes:
+            commit_catalog_change(session, writes, dry_run=dry_run)
+        else:
+            session.rollback()
     except IntegrityError as exc:
         session.rollback()
         result.created.clear()
@@ -129,10 +142,6 @@ def import_document(
             RecordError("document", None, None, "(database)", _integrity_reason(exc))
         )
         return result
-    if dry_run:
-        session.rollback()
-    else:
-        session.commit()
     result.catalog_version = current_catalog_version(session)
     return result
 
@@ -204,58 +213,6 @@ def _validate_document(
             records.append(record)
         validated.append((kind, records))
     return validated
-
-
-def _upsert(
-    session: Session,
-    kind: Kind,
-    record: BaseModel,
-    *,
-    actor: str,
-    result: ImportResult,
-    stored: Mapping[str, Record],
-) -> bool:
-    slug: str = record.slug  # type: ignore[attr-defined]
-    ref = RecordRef(kind.name, slug)
-    existing = stored.get(slug)
-    after = record.model_dump(mode="json")
-    if existing is None:
-        session.add(kind.orm(**columns_for(session, record)))
-        result.created.append(ref)
-        record_change(
-            session,
-            actor=actor,
-            action="create",
-            kind=kind.name,
-            slug=slug,
-            before=None,
-            after=after,
-        )
-        return True
-    before = record_document(existing)
-    if _same(before, after):
-        result.unchanged.append(ref)
-        return False
-    for column, value in columns_for(session, record).items():
-        setattr(existing, column, value)
-    result.updated.append(ref)
-    record_change(
-        session,
-        actor=actor,
-        action="update",
-        kind=kind.name,
-        slug=slug,
-        before=before,
-        after=after,
-    )
-    return True
-
-
-def _same(stored: dict[str, Any], incoming: dict[str, Any]) -> bool:
-    # A seed file may omit the tier (it is derived); the stored record always has one.
-    if incoming.get("tier") is None and "tier" in stored:
-        stored = {**stored, "tier": None}
-    return stored == incoming
 
 
 def _integrity_reason(exc: IntegrityError) -> str:

@@ -20,9 +20,10 @@ from app.main import create_app
 from app.migrate import upgrade_to_head
 from app.models import AuditEvent
 from app.services import admin_records
-from app.services.admin_records import Preconditions, patch_record
+from app.services.admin_records import patch_record
 from app.services.catalog import import_document
 from app.services.catalog_version import current_catalog_version
+from app.services.preconditions import Preconditions
 from app.services.records import BUILD, get_record
 from app.services.tokens import create_token
 from tests.admin.conftest import BUILDS, FIXTURE_DOCUMENT

@@ -133,3 +133,45 @@ def test_sign_in_after_logout_starts_a_new_session(
         select(func.count()).select_from(AdminSession).where(AdminSession.ended_at.is_(None))
     )
     assert live == 1
+
+
+# ---- the session is checked before a page POST's body is read -----------------------------------
+
+
+def _oversized_import(client: TestClient, csrf: str) -> int:
+    """POST to /admin/import a body past max_import_bytes: 413 once the body is read."""
+    body = {"csrf_token": csrf, "text": "x" * 5000, "action": "preview"}
+    return client.post("/admin/import", data=body, follow_redirects=False).status_code
+
+
+def _small_import_settings(database_url: str, **overrides: object) -> Settings:
+    return Settings(database_url=database_url, seed_on_start=False, max_import_bytes=1000,
+                    **overrides)  # type: ignore[arg-type]
+
+
+def test_a_forged_cookie_is_refused_before_the_body_is_read(
+    database_url: str, admin_token: str, session: Session
+) -> None:
+    # 401, not 413: the cookie (signed with a key the server does not use) is judged first, so
+    # no one without a session makes the server take in an import-sized body.
+    token_id = list_tokens(session)[0].id
+    settings = _small_import_settings(database_url)
+    with TestClient(create_app(settings)) as client:
+        forged = forged_cookie(PUBLISHED_DEFAULT, {"admin_session": str(token_id), "csrf": "x"})
+        client.cookies.set(SESSION_COOKIE, forged, path="/admin")
+        assert _oversized_import(client, "x") == 401
+
+
+def test_an_ended_session_is_refused_before_the_body_is_read(
+    database_url: str, admin_token: str
+) -> None:
+    with TestClient(create_app(_small_import_settings(database_url))) as client:
+        sign_in(client, admin_token)
+        copied = client.cookies.get(SESSION_COOKIE)
+        csrf = csrf_of(client, "/admin")
+        assert copied
+        assert _oversized_import(client, csrf) == 413  # signed in: the body limit applies
+        client.post("/admin/logout", data={"csrf_token": csrf}, follow_redirects=False)
+        client.cookies.clear()
+        client.cookies.set(SESSION_COOKIE, copied, path="/admin")
+        assert _oversized_import(client, csrf) == 401
