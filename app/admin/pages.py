@@ -18,6 +18,7 @@ from app.admin.documents import MAX_LISTED_ERRORS, parse_document
 from app.admin.forms import BoundForm, display_values, kind_fields, record_from_form
 from app.admin.hub_form import create_model_from_hub, file_hub_errors
 from app.admin.schemas import NoNul
+from app.catalog_version import current_catalog_version
 from app.deps import ADMIN_SESSION_KEY, AdminDep, SessionDep, SettingsDep, require_admin
 from app.errors import (
     Conflict,
@@ -40,7 +41,6 @@ from app.services.admin_records import (
 from app.services.admin_sessions import end_session, start_session
 from app.services.audit import field_changes, get_event, list_events
 from app.services.catalog import import_document
-from app.services.catalog_version import current_catalog_version
 from app.services.records import (
     KIND_BY_KEY,
     KIND_BY_NAME,

@@ -16,9 +16,9 @@ from fastapi.responses import Response
 from pydantic import BaseModel, Field, ValidationError
 from sqlalchemy.orm import Session
 
+from app.caching import snapshot
 from app.config import Settings
-from app.services.cache import snapshot
-from app.services.listing import ListResult
+from app.pagination import ListResult, page_links
 
 # Catalog answers may be stored by any cache but must be revalidated (cheap 304s), so a change
 # is visible right after it commits.
@@ -171,15 +171,7 @@ def cached_json(
 
 def page_body(request: Request, result: ListResult[Any]) -> tuple[dict[str, Any], dict[str, str]]:
     """A list page as `{items, total, page, per_page, next_url}` plus its RFC 8288 Link header."""
-    next_url = None
-    links = []
-    if result.next_page is not None:
-        next_url = str(request.url.include_query_params(page=result.next_page))
-        links.append(f'<{next_url}>; rel="next"')
-    if result.page > 1:
-        prev_page = min(result.page - 1, result.pages)
-        links.append(f'<{request.url.include_query_params(page=prev_page)}>; rel="prev"')
-    links.append(f'<{request.url.include_query_params(page=1)}>; rel="first"')
+    next_url, link = page_links(request.url, result)
     body = {
         "items": result.items,
         "total": result.total,
@@ -187,7 +179,7 @@ def page_body(request: Request, result: ListResult[Any]) -> tuple[dict[str, Any]
         "per_page": result.per_page,
         "next_url": next_url,
     }
-    return body, {"Link": ", ".join(links)}
+    return body, {"Link": link}
 
 
 def cached_page(request: Request, compute: Callable[[Session], ListResult[Any]]) -> Response:

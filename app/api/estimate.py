@@ -15,8 +15,9 @@ from app.api._common import (
     dumps,
     settings_of,
 )
-from app.schemas.estimate import MAX_BATCH_REQUESTS, BatchOut, EstimateOut, EstimateRequest
-from app.services.cache import snapshot
+from app.caching import snapshot
+from app.schemas.estimate import MAX_BATCH_REQUESTS, EstimateRequest
+from app.schemas.estimate_answer import BatchOut, EstimateOut
 from app.services.estimates import cost_assumptions, run_batch, run_estimate
 
 router = APIRouter(prefix=API_PREFIX, tags=["estimate"])

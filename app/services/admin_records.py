@@ -17,6 +17,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.exc import StaleDataError
 
+from app.catalog_version import bump_catalog_version
 from app.engine import EngineInputError, model_spec_from_hf_config
 from app.errors import (
     Conflict,
@@ -29,7 +30,6 @@ from app.errors import (
 from app.models import AuditEvent, Build, BuildAcceleratorGroup
 from app.services.audit import record_change
 from app.services.catalog import ImportResult
-from app.services.catalog_version import bump_catalog_version
 from app.services.records import (
     ACCELERATOR,
     BUILD,

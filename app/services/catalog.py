@@ -17,12 +17,12 @@ from pydantic import BaseModel
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from app.catalog_version import bump_catalog_version, current_catalog_version
 from app.errors import RecordError
 from app.schemas.accelerator import AcceleratorIn
 from app.schemas.build import BuildIn
 from app.schemas.model_profile import ModelIn
 from app.services.audit import record_change
-from app.services.catalog_version import bump_catalog_version, current_catalog_version
 from app.services.records import (
     ACCELERATOR,
     BUILD,

@@ -5,9 +5,9 @@ from fastapi.responses import HTMLResponse, Response
 from sqlalchemy.orm import Session
 
 from app.api._common import cached_json
+from app.caching import snapshot
 from app.deps import SessionDep
 from app.services.accuracy import METRIC_LABELS, SPEED_METRICS, accuracy_report
-from app.services.cache import snapshot
 from app.services.charts import SVG_HEADERS, AccuracyPoint, accuracy_scatter_svg, cached_chart
 from app.web.common import cached_page, render
 
