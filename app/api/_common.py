@@ -13,7 +13,7 @@ from typing import Annotated, Any, TypeVar
 from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 from sqlalchemy.orm import Session
 
 from app.caching import snapshot
@@ -101,6 +101,19 @@ def dumps(value: Any) -> bytes:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
 
 
+@functools.cache
+def _adapter(model: type[BaseModel]) -> TypeAdapter[Any]:
+    return TypeAdapter(model)
+
+
+def model_body(model: type[BaseModel], value: Any) -> bytes:
+    """The JSON body of `value` as the route's declared response model: validated as `model`
+    (a typed result passes as is) and serialised by it, so every body has the documented shape.
+    Callers cache the bytes where the answer repeats, so validation runs once per answer."""
+    adapter = _adapter(model)
+    return adapter.dump_json(adapter.validate_python(value))
+
+
 def _etag_of(body: bytes, version: int) -> str:
     return f'"c{version}-{hashlib.blake2b(body, digest_size=8).hexdigest()}"'
 
@@ -149,9 +162,12 @@ def cached_json(
     request: Request,
     compute: Callable[[Session], Any],
     *,
+    model: type[BaseModel] | None,
     etag: Callable[[Any], str] | None = None,
 ) -> Response:
-    """A JSON answer memoised per catalog version and URL, with an ETag and 304 support.
+    """A JSON answer of the declared `model`, memoised per catalog version and URL, with an
+    ETag and 304 support. Every /api/v1 route names its model; `None` is only for a page's
+    JSON twin outside the API, which has no declared schema.
 
     `etag` derives the ETag from the value (record detail: its version); by default it is the
     catalog version plus a hash of the body.
@@ -161,7 +177,7 @@ def cached_json(
 
         def render() -> tuple[bytes, str, dict[str, str]]:
             value = compute(session)
-            body = dumps(value)
+            body = dumps(value) if model is None else model_body(model, value)
             tag = etag(value) if etag is not None else _etag_of(body, snap.version)
             return body, tag, {}
 
@@ -182,14 +198,17 @@ def page_body(request: Request, result: ListResult[Any]) -> tuple[dict[str, Any]
     return body, {"Link": link}
 
 
-def cached_page(request: Request, compute: Callable[[Session], ListResult[Any]]) -> Response:
-    """A list page, memoised per catalog version and URL, with its Link header."""
+def cached_page(
+    request: Request, compute: Callable[[Session], ListResult[Any]], *, model: type[BaseModel]
+) -> Response:
+    """A list page of the declared page `model`, memoised per catalog version and URL, with its
+    Link header."""
     with catalog_session(request) as session:
         snap = snapshot(session)
 
         def build() -> tuple[bytes, str, dict[str, str]]:
             value, headers = page_body(request, compute(session))
-            body = dumps(value)
+            body = model_body(model, value)
             return body, _etag_of(body, snap.version), headers
 
         body, tag, extra = snap.memo(("http", str(request.url)), build)

@@ -77,7 +77,9 @@ def resource_router(resource: CatalogResource) -> APIRouter:
 
     def list_records(request: Request) -> Response:
         query = parse_query(request, query_model)
-        return cached_page(request, lambda session: r.list_page(session, query))
+        return cached_page(
+            request, lambda session: r.list_page(session, query), model=r.page_model
+        )
 
     def export_csv(request: Request) -> Response:
         query = parse_query(request, query_model)
@@ -90,7 +92,10 @@ def resource_router(resource: CatalogResource) -> APIRouter:
 
     def get_record(request: Request, slug: slug_path) -> Response:  # type: ignore[valid-type]
         return cached_json(
-            request, lambda session: r.get_record(session, slug), etag=record_etag
+            request,
+            lambda session: r.get_record(session, slug),
+            model=r.read_model,
+            etag=record_etag,
         )
 
     router.add_api_route(

@@ -49,7 +49,7 @@ def _accuracy_page(request: Request, session: Session) -> HTMLResponse:
 @router.get("/accuracy.json")
 def accuracy_json(request: Request) -> Response:
     """The accuracy page as data: every group, every row with its prediction and source."""
-    return cached_json(request, lambda session: accuracy_report(snapshot(session)))
+    return cached_json(request, lambda session: accuracy_report(snapshot(session)), model=None)
 
 
 @router.get("/accuracy.svg")
