@@ -12,7 +12,6 @@
 - `model_ref(model)`: a catalog model's Hugging Face repository (from its source URL).
 """
 
-import json
 import re
 from typing import Any, TypeVar
 
@@ -127,31 +126,16 @@ def inline_build_spec(snap: Snapshot, build: InlineBuild) -> BuildSpec:
     )
 
 
-# Parsed pasted configs by value: a batch (or a sweep of requests) usually pastes the same
-# config.json for many builds, and parsing one costs more than its canonical JSON. The key holds
-# every input of model_spec_from_hf_config (the config as canonical JSON, the name and the
-# published counts), so an entry is never stale; a ModelSpec is frozen, so sharing it is safe.
-# ~1 kB per entry: 1,000 entries are ~1 MB per worker. Configs that fail to parse are not kept.
-PARSED_CONFIGS = ValueCache(max_entries=1_000)
-
-
 def inline_model_spec(model: InlineModel) -> ModelSpec:
     """Engine spec of a pasted config.json; unreadable fields raise InvalidInput naming them."""
     try:
-        key = (
-            json.dumps(model.config, sort_keys=True, separators=(",", ":")),
-            model.name,
-            model.params_total,
-            model.params_active,
-        )
-        return PARSED_CONFIGS.get(
-            key,
-            lambda: model_spec_from_hf_config(
-                model.config,
-                name=model.name,
-                params_total_published=model.params_total,
-                params_active_published=model.params_active,
-            ),
+        # Not memoised: benchmarks/cache_layers.py measured no gain (parsing a config costs
+        # about what building a key from its canonical JSON did).
+        return model_spec_from_hf_config(
+            model.config,
+            name=model.name,
+            params_total_published=model.params_total,
+            params_active_published=model.params_active,
         )
     except EngineInputError as exc:
         raise _engine_error(exc, prefix="model.config") from None

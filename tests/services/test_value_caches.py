@@ -106,43 +106,11 @@ _CONFIG = {
 }
 
 
-def test_a_pasted_config_is_parsed_once_per_value(monkeypatch: pytest.MonkeyPatch) -> None:
-    from app.schemas.inline import InlineModel
-
-    parses: list[str] = []
-    real = runs_module.model_spec_from_hf_config
-
-    def counting(config: Any, **options: Any) -> Any:
-        parses.append(options["name"])
-        return real(config, **options)
-
-    monkeypatch.setattr(runs_module, "model_spec_from_hf_config", counting)
-    runs_module.PARSED_CONFIGS.clear()
-    same = InlineModel(name="m", config=dict(_CONFIG))
-    reordered = InlineModel(name="m", config=dict(reversed(list(_CONFIG.items()))))
-    first = runs_module.inline_model_spec(same)
-    assert runs_module.inline_model_spec(reordered) is first  # key order does not matter
-    assert parses == ["m"]
-    # Every input of the parse is in the key: another name, count or field is a new parse.
-    renamed = runs_module.inline_model_spec(InlineModel(name="n", config=dict(_CONFIG)))
-    counted = runs_module.inline_model_spec(
-        InlineModel(name="m", config=dict(_CONFIG), params_total=8_000_000_000)
-    )
-    deeper = runs_module.inline_model_spec(
-        InlineModel(name="m", config={**_CONFIG, "num_hidden_layers": 40})
-    )
-    assert parses == ["m", "n", "m", "m"]
-    assert renamed.name == "n" and counted.params_total_published == 8_000_000_000
-    assert deeper.num_hidden_layers == 40 and first.num_hidden_layers == 32
-
-
-def test_a_config_that_fails_to_parse_is_not_kept() -> None:
+def test_a_config_that_fails_to_parse_names_the_missing_field_every_time() -> None:
     from app.errors import InvalidInput
     from app.schemas.inline import InlineModel
 
-    runs_module.PARSED_CONFIGS.clear()
     broken = InlineModel(name="m", config={k: v for k, v in _CONFIG.items() if k != "vocab_size"})
     for _ in range(2):
         with pytest.raises(InvalidInput, match="vocab_size"):
             runs_module.inline_model_spec(broken)
-    assert len(runs_module.PARSED_CONFIGS) == 0
