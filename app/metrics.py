@@ -24,9 +24,10 @@ from prometheus_client import (
 )
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
-from sqlalchemy import text
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
+
+from app.catalog_version import read_catalog_version
 
 KNOWN_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
@@ -47,7 +48,6 @@ ENGINE_EVALUATIONS = Counter(
     "Engine estimates computed (one per build x model x workload evaluated).",
 )
 
-VERSION_QUERY = text("SELECT version FROM catalog_state WHERE id = 1")
 
 def multiprocess_dir() -> str | None:
     """The prometheus-client multiprocess directory, when several workers share metrics."""
@@ -112,7 +112,7 @@ class CatalogCollector(Collector):
         )
         try:
             with self.engine.connect() as conn:
-                value = conn.execute(VERSION_QUERY).scalar()
+                value = read_catalog_version(conn)
         except SQLAlchemyError:
             up.add_metric([], 0)
             yield up

@@ -25,10 +25,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from app.caching import Snapshot, snapshot  # noqa: E402
 from app.db import make_engine, make_sessionmaker  # noqa: E402
 from app.migrate import upgrade_to_head  # noqa: E402
 from app.services.accuracy import accuracy_report, measurement_cases  # noqa: E402
-from app.services.cache import Snapshot, snapshot  # noqa: E402
 from app.services.catalog import import_document, load_seed_directory  # noqa: E402
 
 # tests/engine/test_engine.py calls predict(row) on rows of the legacy CSV through this module;

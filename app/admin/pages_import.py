@@ -10,10 +10,10 @@ from starlette.datastructures import UploadFile
 
 from app.admin.documents import MAX_LISTED_ERRORS, parse_document
 from app.admin.pages import FormDep, admin_page, admin_pages_router, form_text
+from app.catalog_version import current_catalog_version
 from app.deps import AdminDep, SessionDep
 from app.errors import DomainError, FieldError, InvalidInput
 from app.services.catalog import import_document
-from app.services.catalog_version import current_catalog_version
 from app.services.import_preview import describe_import
 from app.services.record_writes import LostRace
 from app.web.common import Notice

@@ -13,13 +13,13 @@ from typing import Annotated, Any, TypeVar
 from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 from sqlalchemy.orm import Session
 
+from app.caching import snapshot
 from app.config import Settings
+from app.pagination import ListResult, page_links
 from app.problems import problem_example, problem_response
-from app.services.cache import snapshot
-from app.services.listing import ListResult
 
 # Catalog answers may be stored by any cache but must be revalidated (cheap 304s), so a change
 # is visible right after it commits.
@@ -74,6 +74,19 @@ def dumps(value: Any) -> bytes:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
 
 
+@functools.cache
+def _adapter(model: type[BaseModel]) -> TypeAdapter[Any]:
+    return TypeAdapter(model)
+
+
+def model_body(model: type[BaseModel], value: Any) -> bytes:
+    """The JSON body of `value` as the route's declared response model: validated as `model`
+    (a typed result passes as is) and serialised by it, so every body has the documented shape.
+    Callers cache the bytes where the answer repeats, so validation runs once per answer."""
+    adapter = _adapter(model)
+    return adapter.dump_json(adapter.validate_python(value))
+
+
 def _etag_of(body: bytes, version: int) -> str:
     return f'"c{version}-{hashlib.blake2b(body, digest_size=8).hexdigest()}"'
 
@@ -122,9 +135,12 @@ def cached_json(
     request: Request,
     compute: Callable[[Session], Any],
     *,
+    model: type[BaseModel] | None,
     etag: Callable[[Any], str] | None = None,
 ) -> Response:
-    """A JSON answer memoised per catalog version and URL, with an ETag and 304 support.
+    """A JSON answer of the declared `model`, memoised per catalog version and URL, with an
+    ETag and 304 support. Every /api/v1 route names its model; `None` is only for a page's
+    JSON twin outside the API, which has no declared schema.
 
     `etag` derives the ETag from the value (record detail: its version); by default it is the
     catalog version plus a hash of the body.
@@ -134,7 +150,7 @@ def cached_json(
 
         def render() -> tuple[bytes, str, dict[str, str]]:
             value = compute(session)
-            body = dumps(value)
+            body = dumps(value) if model is None else model_body(model, value)
             tag = etag(value) if etag is not None else _etag_of(body, snap.version)
             return body, tag, {}
 
@@ -144,15 +160,7 @@ def cached_json(
 
 def page_body(request: Request, result: ListResult[Any]) -> tuple[dict[str, Any], dict[str, str]]:
     """A list page as `{items, total, page, per_page, next_url}` plus its RFC 8288 Link header."""
-    next_url = None
-    links = []
-    if result.next_page is not None:
-        next_url = str(request.url.include_query_params(page=result.next_page))
-        links.append(f'<{next_url}>; rel="next"')
-    if result.page > 1:
-        prev_page = min(result.page - 1, result.pages)
-        links.append(f'<{request.url.include_query_params(page=prev_page)}>; rel="prev"')
-    links.append(f'<{request.url.include_query_params(page=1)}>; rel="first"')
+    next_url, link = page_links(request.url, result)
     body = {
         "items": result.items,
         "total": result.total,
@@ -160,17 +168,20 @@ def page_body(request: Request, result: ListResult[Any]) -> tuple[dict[str, Any]
         "per_page": result.per_page,
         "next_url": next_url,
     }
-    return body, {"Link": ", ".join(links)}
+    return body, {"Link": link}
 
 
-def cached_page(request: Request, compute: Callable[[Session], ListResult[Any]]) -> Response:
-    """A list page, memoised per catalog version and URL, with its Link header."""
+def cached_page(
+    request: Request, compute: Callable[[Session], ListResult[Any]], *, model: type[BaseModel]
+) -> Response:
+    """A list page of the declared page `model`, memoised per catalog version and URL, with its
+    Link header."""
     with catalog_session(request) as session:
         snap = snapshot(session)
 
         def build() -> tuple[bytes, str, dict[str, str]]:
             value, headers = page_body(request, compute(session))
-            body = dumps(value)
+            body = model_body(model, value)
             return body, _etag_of(body, snap.version), headers
 
         body, tag, extra = snap.memo(("http", str(request.url)), build)

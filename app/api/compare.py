@@ -34,4 +34,6 @@ def compare(request: Request) -> Response:
     "Run a N GB model?" row uses deepseek-v3 (the tier-line story) at `precision`."""
     query = parse_query(request, CompareQuery)
     costs = cost_assumptions(settings_of(request))
-    return cached_json(request, lambda session: compare_builds(session, query=query, costs=costs))
+    return cached_json(
+        request, lambda session: compare_builds(session, query=query, costs=costs), model=CompareOut
+    )

@@ -12,11 +12,12 @@ from app.api._common import (
     NOT_FOUND,
     UNAVAILABLE,
     catalog_session,
-    dumps,
+    model_body,
     settings_of,
 )
-from app.schemas.estimate import MAX_BATCH_REQUESTS, BatchOut, EstimateOut, EstimateRequest
-from app.services.cache import snapshot
+from app.caching import snapshot
+from app.schemas.estimate import MAX_BATCH_REQUESTS, EstimateRequest
+from app.schemas.estimate_answer import BatchOut, EstimateOut
 from app.services.estimates import cost_assumptions, run_batch, run_estimate
 
 router = APIRouter(prefix=API_PREFIX, tags=["estimate"])
@@ -84,10 +85,10 @@ def estimate(
             # Catalog-only requests are small and repeat: keep their bytes per catalog version.
             content = snapshot(session).memo(
                 ("estimate_json", body.model_dump_json(), costs),
-                lambda: dumps(run_estimate(session, request=body, costs=costs)),
+                lambda: model_body(EstimateOut, run_estimate(session, request=body, costs=costs)),
             )
         else:
-            content = dumps(run_estimate(session, request=body, costs=costs))
+            content = model_body(EstimateOut, run_estimate(session, request=body, costs=costs))
     return Response(content=content, media_type="application/json")
 
 
@@ -124,4 +125,4 @@ def estimate_batch(
     costs = cost_assumptions(settings_of(request))
     with catalog_session(request) as session:
         answer = run_batch(session, requests=requests, costs=costs)
-    return Response(content=dumps(answer), media_type="application/json")
+    return Response(content=model_body(BatchOut, answer), media_type="application/json")

@@ -5,8 +5,9 @@ from typing import Literal
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
-from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
+
+from app.catalog_version import read_catalog_version
 
 router = APIRouter(tags=["health"])
 
@@ -30,7 +31,7 @@ def healthz(request: Request) -> JSONResponse:
     """200 with the database status, or 503 when the database is unreachable."""
     try:
         with request.app.state.engine.connect() as conn:
-            version = conn.execute(text("SELECT version FROM catalog_state WHERE id = 1")).scalar()
+            version = read_catalog_version(conn)
     except SQLAlchemyError:
         body = Health(status="unavailable", database="unreachable")
         return JSONResponse(body.model_dump(), status_code=503, headers={"Retry-After": "5"})

@@ -33,4 +33,6 @@ def recommend_builds(request: Request) -> Response:
     price (lower is better) against per-sequence decode tokens/s (higher is better)."""
     query = parse_query(request, RecommendQuery)
     costs = cost_assumptions(settings_of(request))
-    return cached_json(request, lambda session: recommend(session, query=query, costs=costs))
+    return cached_json(
+        request, lambda session: recommend(session, query=query, costs=costs), model=RecommendOut
+    )

@@ -12,7 +12,7 @@ from app.api._common import (
     NOT_FOUND,
     UNAVAILABLE,
     catalog_session,
-    dumps,
+    model_body,
     settings_of,
 )
 from app.schemas.serving import ServingOut, ServingRequest
@@ -63,4 +63,4 @@ def serving(
     costs = cost_assumptions(settings_of(request), body.costs)
     with catalog_session(request) as session:
         answer = run_serving(session, request=body, costs=costs)
-    return Response(content=dumps(answer), media_type="application/json")
+    return Response(content=model_body(ServingOut, answer), media_type="application/json")

@@ -27,4 +27,5 @@ def tiers(request: Request) -> Response:
         lambda session: tier_line(
             session, precision=query.precision, context_tokens=query.context_tokens
         ),
+        model=TiersOut,
     )

@@ -5,15 +5,15 @@ from typing import Literal
 from pydantic import BaseModel, Field, model_validator
 
 from app.schemas.common import StrictModel
-from app.schemas.estimate import (
+from app.schemas.estimate import EstimateRequest
+from app.schemas.estimate_answer import (
     BuildSubjectOut,
-    EstimateRequest,
     FindingOut,
-    ModelRef,
     ModelSubjectOut,
     PlanOut,
     WorkloadOut,
 )
+from app.schemas.inline import ModelRef
 from app.schemas.listing import MAX_CONTEXT_TOKENS
 
 MAX_CONCURRENT_USERS = 10**9

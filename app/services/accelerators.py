@@ -14,11 +14,12 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.caching import Snapshot, snapshot
 from app.errors import FieldError, NotFound
 from app.models import Accelerator
+from app.pagination import ListResult, page_of
 from app.schemas.listing import AcceleratorListItem, AcceleratorQuery
-from app.services.cache import Snapshot, snapshot
-from app.services.listing import ListResult, contains, page_of, sort_rows
+from app.services.listing import contains, sort_rows
 from app.services.records import accelerator_document
 
 ITEM_FIELDS = tuple(AcceleratorListItem.model_fields)
@@ -94,7 +95,7 @@ def list_accelerators(session: Session, *, query: AcceleratorQuery) -> ListResul
     """One page of accelerators matching the query."""
     snap = snapshot(session)
     rows = _matching(snap, query)
-    return page_of(rows, page=query.page, per_page=query.per_page, catalog_version=snap.version)
+    return page_of(rows, page=query.page, per_page=query.per_page, item=lambda r: r.item)
 
 
 def matching_accelerators(session: Session, *, query: AcceleratorQuery) -> list[dict[str, Any]]:

@@ -25,6 +25,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from app.caching import Snapshot, ValueCache
 from app.engine import (
     PRECISIONS,
     RUNTIMES,
@@ -40,18 +41,12 @@ from app.engine.runtime import device_class
 from app.errors import DomainError
 from app.models import METRIC_UNITS
 from app.schemas.build import HostIn, InterNodeLinkIn, IntraNodeLinkIn
-from app.schemas.estimate import (
-    EstimateRequest,
-    InlineAccelerator,
-    InlineAcceleratorGroup,
-    InlineBuild,
-    WorkloadIn,
-)
+from app.schemas.estimate import EstimateRequest, WorkloadIn
+from app.schemas.inline import InlineAccelerator, InlineAcceleratorGroup, InlineBuild
 from app.schemas.measurement import MeasurementIn
 from app.services.accelerators import accelerator_rows
-from app.services.builds import build_rows, find_build
-from app.services.cache import Snapshot, ValueCache
-from app.services.estimates import inline_build_spec, run_engine, workload_spec
+from app.services.build_rows import build_rows, find_build
+from app.services.engine_runs import inline_build_spec, run_engine, workload_spec
 from app.services.measurements import MeasurementRow, measurement_rows
 from app.services.model_profiles import model_profile_rows
 

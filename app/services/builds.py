@@ -8,189 +8,24 @@ Contract (callers: the JSON API and the HTML pages):
 - `matching_builds(session, *, query) -> list[dict]`: every matching item, sorted, unpaged (CSV).
 - `get_build(session, *, slug) -> dict`: the full record in the `BuildRead` shape (what the
   admin PUT accepts back), raising NotFound.
-- `build_rows(snap) -> BuildRows`: the cached rows (engine specs included) other services use.
-Everything derived is cached per catalog version (app.services.cache).
+- `builds_fitting_model(snap, *, model_slug, ...)`: slugs of the builds on which a model fits
+  (batch 1), memoised per catalog version; runtime None = each build's default.
+The rows themselves (engine specs included) come from `app.services.build_rows`.
+Everything derived is cached per catalog version (app.caching).
 """
 
-from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.engine import BuildSpec
-from app.errors import FieldError, NotFound
-from app.models import TIERS, Build
+from app.caching import Snapshot, snapshot
+from app.engine import CostAssumptions
+from app.pagination import ListResult, page_of
 from app.schemas.listing import BuildQuery
-from app.services.cache import Snapshot, snapshot
-from app.services.listing import ListResult, contains, page_of, sort_rows
-from app.services.records import BUILD_LOAD, build_document
-from app.services.specs import build_spec
-
-TIER_ORDER = {tier: index for index, tier in enumerate(TIERS)}
-
-INTRA_LINK_LABELS = {
-    "pcie": "PCIe",
-    "nvlink": "NVLink",
-    "nvswitch": "NVSwitch",
-    "infinity_fabric": "Infinity Fabric",
-    "unified": "unified memory",
-    "none": "no GPU-to-GPU link",
-}
-INTER_LINK_LABELS = {"infiniband": "InfiniBand", "ethernet": "Ethernet", "none": "none"}
-
-
-@dataclass(frozen=True)
-class BuildRow:
-    """One build, ready to filter, sort, serialise and hand to the engine (read-only)."""
-
-    slug: str
-    item: dict[str, Any]
-    read: dict[str, Any]
-    spec: BuildSpec
-    search_text: str
-    accelerator_slug: str
-    accelerator_slugs: frozenset[str]
-    vendor: str
-    vendors: frozenset[str]
-    version: int
-    failover: str
-    scheduling: str
-    price_source_url: str | None
-
-
-@dataclass(frozen=True)
-class BuildRows:
-    """Every build at one catalog version, by slug order, with an index."""
-
-    rows: tuple[BuildRow, ...]
-    by_slug: dict[str, BuildRow]
-
-
-def pooled_memory_gb(spec: BuildSpec) -> float:
-    """Memory one scale-up domain shares (8 x 141 GB for a DGX H200 node; one card if isolated)."""
-    if spec.is_mixed:  # mixed cards never share a pool (TP needs identical cards): the smallest
-        return min(g.accelerator.memory_gb for g in spec.accelerator_groups)
-    return spec.accelerator.memory_gb * spec.pooled_domain_accelerators
-
-
-# Brand words a card's catalog name starts with that a "2× RTX 3090" label leaves out.
-_LABEL_PREFIXES = ("NVIDIA ", "GeForce ", "AMD ")
-
-
-def short_card_name(name: str) -> str:
-    """A card's name without its brand words: "NVIDIA GeForce RTX 3090" -> "RTX 3090"."""
-    for prefix in _LABEL_PREFIXES:
-        name = name.removeprefix(prefix)
-    return name
-
-
-def accelerators_label(spec: BuildSpec) -> str:
-    """The cards of one node in words: "2× RTX 3090 + 1× RTX 4090" (same cards counted once)."""
-    counts: dict[str, int] = {}
-    for group in spec.accelerator_groups:
-        name = short_card_name(group.accelerator.name)
-        counts[name] = counts.get(name, 0) + group.count_per_node
-    return " + ".join(f"{count}× {name}" for name, count in counts.items())
-
-
-def mixed_build_fields(spec: BuildSpec) -> dict[str, Any]:
-    """What a mixed or host-offloading build adds to its list item and record."""
-    return {
-        "accelerators_label": accelerators_label(spec),
-        "mixed": spec.is_mixed,
-        "min_accelerator_memory_gb": min(
-            g.accelerator.memory_gb for g in spec.accelerator_groups
-        ),
-        "slowest_pcie_gbs": spec.slowest_pcie_gbs,
-    }
-
-
-def _row(build: Build) -> BuildRow:
-    spec = build_spec(build)
-    acc = build.accelerator
-    parts = mixed_build_fields(spec)
-    item: dict[str, Any] = {
-        "slug": build.slug,
-        "name": build.name,
-        "tier": build.tier,
-        "nodes": build.nodes,
-        "accelerator": acc.slug,
-        "accelerator_name": acc.name,
-        "accelerators_per_node": build.accelerators_per_node,
-        "accelerator_count": spec.accelerator_count,
-        "total_memory_gb": spec.total_memory_gb,
-        "memory_pooled": spec.memory_pooled,
-        "intra_node_link_kind": build.intra_node_link_kind,
-        "inter_node_link_kind": build.inter_node_link_kind,
-        "price_usd": build.price_usd,
-        "power_w": build.power_w,
-        "vendor": acc.vendor,
-        "accelerator_memory_gb": acc.memory_gb,
-        "pooled_memory_gb": pooled_memory_gb(spec),
-        "intra_node_bandwidth_gbs": build.intra_node_bandwidth_gbs,
-        "inter_node_bandwidth_gbps": build.inter_node_bandwidth_gbps,
-        **parts,
-        "host_memory_gb": build.host_memory_gb,
-        "host_ram_bandwidth_gbs": build.host_ram_bandwidth_gbs,
-    }
-    read = build_document(build)
-    read.update(
-        tier=build.tier,
-        version=build.version,
-        accelerator_count=spec.accelerator_count,
-        total_memory_gb=spec.total_memory_gb,
-        memory_pooled=spec.memory_pooled,
-        **parts,
-    )
-    cards = [g.accelerator for g in build.groups]
-    search = " ".join(
-        [build.slug, build.name, build.tier]
-        + [word for a in cards for word in (a.slug, a.name, a.vendor)]
-    )
-    return BuildRow(
-        slug=build.slug,
-        item=item,
-        read=read,
-        spec=spec,
-        search_text=search.casefold(),
-        accelerator_slug=acc.slug,
-        accelerator_slugs=frozenset(a.slug for a in cards),
-        vendor=acc.vendor,
-        vendors=frozenset(a.vendor.casefold() for a in cards),
-        version=build.version,
-        failover=build.failover,
-        scheduling=build.scheduling,
-        price_source_url=build.price_source_url,
-    )
-
-
-def build_rows(snap: Snapshot) -> BuildRows:
-    """Every build with its accelerator, loaded once per catalog version."""
-
-    def load() -> BuildRows:
-        stmt = select(Build).options(BUILD_LOAD).order_by(Build.slug)
-        # A build without groups is one a concurrent delete is removing (see records.get_record).
-        rows = tuple(_row(b) for b in snap.session.scalars(stmt) if b.groups)
-        return BuildRows(rows=rows, by_slug={r.slug: r for r in rows})
-
-    return snap.memo("build_rows", load)
-
-
-def find_build(snap: Snapshot, slug: str, *, field: str = "slug") -> BuildRow:
-    """One build row by slug, or NotFound naming `field`."""
-    row = build_rows(snap).by_slug.get(slug)
-    if row is None:
-        raise NotFound(
-            f"no build with slug '{_printable(slug)}'",
-            errors=[FieldError(field, f"unknown build '{_printable(slug)}'")],
-        )
-    return row
-
-
-def _printable(value: str) -> str:
-    # Keep error messages readable (and single-line) whatever was sent.
-    return value.replace("\x00", "\\x00")[:100]
+from app.services.build_rows import TIER_ORDER, BuildRow, build_rows, find_build, short_card_name
+from app.services.engine_runs import catalog_estimate, simple_workload
+from app.services.listing import contains, sort_rows
+from app.services.model_profiles import find_model_profile
 
 
 def _sort_value(field: str) -> Any:
@@ -216,8 +51,6 @@ def _filter_and_sort(snap: Snapshot, query: BuildQuery) -> list[BuildRow]:
     vendor = query.vendor.strip().casefold() if query.vendor else None
     fitting: frozenset[str] | None = None
     if query.fits_model is not None:
-        from app.services.estimates import builds_fitting_model
-
         fitting = builds_fitting_model(
             snap,
             model_slug=query.fits_model,
@@ -258,7 +91,7 @@ def list_builds(session: Session, *, query: BuildQuery) -> ListResult[dict[str, 
 def list_builds_at(snap: Snapshot, *, query: BuildQuery) -> ListResult[dict[str, Any]]:
     """list_builds for an already-read snapshot."""
     rows = _matching(snap, query)
-    return page_of(rows, page=query.page, per_page=query.per_page, catalog_version=snap.version)
+    return page_of(rows, page=query.page, per_page=query.per_page, item=lambda r: r.item)
 
 
 def matching_builds(session: Session, *, query: BuildQuery) -> list[dict[str, Any]]:
@@ -294,3 +127,33 @@ def build_parts(session: Session, *, slug: str) -> list[dict[str, Any]]:
 def get_build(session: Session, *, slug: str) -> dict[str, Any]:
     """The full build record (BuildRead shape), or NotFound."""
     return find_build(snapshot(session), slug).read
+
+
+def builds_fitting_model(
+    snap: Snapshot,
+    *,
+    model_slug: str,
+    precision: str,
+    context_tokens: int,
+    field: str = "model",
+    runtime: str | None = None,
+    parallelism: str = "auto",
+) -> frozenset[str]:
+    """Slugs of the catalog builds on which the model fits (batch 1), per catalog version."""
+    model = find_model_profile(snap, model_slug, field=field)
+    workload = simple_workload(
+        precision=precision,
+        context_tokens=context_tokens,
+        runtime=runtime,
+        parallelism=parallelism,
+    )
+
+    def compute() -> frozenset[str]:
+        costs = CostAssumptions()  # fit does not depend on costs
+        return frozenset(
+            row.slug
+            for row in build_rows(snap).rows
+            if catalog_estimate(snap, build=row, model=model, workload=workload, costs=costs).fits
+        )
+
+    return snap.memo(("fitting", model.slug, workload), compute)

@@ -17,11 +17,11 @@ from pydantic import BaseModel
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from app.catalog_version import current_catalog_version
 from app.errors import RecordError
 from app.schemas.accelerator import AcceleratorIn
 from app.schemas.build import BuildIn
 from app.schemas.model_profile import ModelIn
-from app.services.catalog_version import current_catalog_version
 from app.services.record_validation import validate_record
 from app.services.record_writes import (
     StagedWrite,

@@ -26,8 +26,8 @@ matplotlib.use("Agg")
 from matplotlib.figure import Figure  # noqa: E402  (the backend must be chosen first)
 from matplotlib.ticker import FuncFormatter  # noqa: E402
 
+from app.caching import CatalogCache, Snapshot, ValueCache  # noqa: E402
 from app.formatting import axis_gb, axis_number, axis_usd  # noqa: E402
-from app.services.cache import CatalogCache, Snapshot, ValueCache  # noqa: E402
 
 # Small caches of their own: SVGs are tens of kB each, too big for the shared 20,000 entries.
 CHART_CACHE = CatalogCache(max_entries=256)

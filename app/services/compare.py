@@ -17,72 +17,34 @@ Contract (callers: the JSON API and the /compare page):
   Each row has raw `values`, human `display` strings and `same` (all values equal).
 """
 
-from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy.orm import Session
 
-from app.engine import CostAssumptions, Estimate, Workload
+from app.caching import Snapshot, snapshot
+from app.engine import CostAssumptions, Estimate
 from app.formatting import (
     DASH,
     gb,
     gbps,
     gbs,
-    precision_label,
-    seconds,
-    tokens,
-    tps,
     usd,
     watts,
 )
 from app.schemas.compare import STORY_MODEL, CompareQuery
-from app.services.builds import INTER_LINK_LABELS, INTRA_LINK_LABELS, BuildRow, find_build
-from app.services.cache import Snapshot, snapshot
-from app.services.estimates import (
-    catalog_estimate,
-    failover_cases,
-    simple_workload,
-    workload_out,
+from app.services.build_rows import BuildRow, find_build
+from app.services.compare_rows import (
+    cell_text,
+    connection_text,
+    failover_text,
+    model_rows,
+    pooling_text,
+    run_model_label,
+    table_row,
 )
+from app.services.engine_runs import catalog_estimate, simple_workload
+from app.services.estimate_answers import workload_out
 from app.services.model_profiles import ModelProfileRow, find_model_profile, model_profile_rows
-
-
-def connection_text(row: BuildRow) -> str:
-    """How the accelerators are connected, in words."""
-    item = row.item
-    intra = INTRA_LINK_LABELS.get(item["intra_node_link_kind"], item["intra_node_link_kind"])
-    if item["accelerator_count"] == 1:
-        intra = "single accelerator" if item["intra_node_link_kind"] != "unified" else intra
-    elif item["intra_node_link_kind"] == "pcie":
-        intra = "PCIe through the host"
-    if item["nodes"] == 1:
-        return intra
-    inter = INTER_LINK_LABELS.get(item["inter_node_link_kind"], item["inter_node_link_kind"])
-    speed = item["inter_node_bandwidth_gbps"]
-    inter_text = f"{inter} {speed:,.0f} Gb/s" if speed else inter
-    return f"{intra} inside each node + {inter_text} between {item['nodes']} nodes"
-
-
-def pooling_text(row: BuildRow) -> str:
-    """Whether memory is pooled over a fast fabric, in words."""
-    spec = row.spec
-    size = gb(spec.accelerator.memory_gb)
-    count = spec.accelerator_count
-    if spec.accelerator.memory_kind == "unified" and count == 1:
-        return f"Unified — {size} shared by CPU and GPU"
-    if count == 1:
-        return f"One card — {size}"
-    if spec.is_mixed:
-        sizes = " / ".join(
-            dict.fromkeys(gb(g.accelerator.memory_gb) for g in spec.accelerator_groups)
-        )
-        return f"No — {count} isolated cards of {len(spec.accelerator_groups)} kinds ({sizes})"
-    if not spec.memory_pooled:
-        return f"No — {count} isolated {size} cards"
-    domain = spec.pooled_domain_accelerators
-    link = INTRA_LINK_LABELS.get(spec.intra_node_link.kind, spec.intra_node_link.kind)
-    where = "per node" if domain == spec.accelerators_per_node else "in one domain"
-    return f"Yes — {domain} × {size} pooled {where} over {link}"
 
 
 def _story_model(snap: Snapshot, query: CompareQuery) -> tuple[ModelProfileRow | None, bool]:
@@ -106,27 +68,6 @@ def _judged_by(model: ModelProfileRow, given: bool) -> str:
         else f"the largest catalog model ({STORY_MODEL}, the usual default, is not in the catalog)"
     )
     return f"no model given: {model.name}, {why}; pass model=<slug> to judge another"
-
-
-def _row(
-    key: str,
-    label: str,
-    values: list[Any],
-    fmt: Callable[[Any], str],
-    unit: str | None = None,
-) -> dict[str, Any]:
-    return {
-        "key": key,
-        "label": label,
-        "unit": unit,
-        "values": values,
-        "display": [fmt(v) for v in values],
-        "same": all(v == values[0] for v in values),
-    }
-
-
-def _text(value: Any) -> str:
-    return DASH if value is None or value == "" else str(value)
 
 
 def compare_builds(
@@ -157,8 +98,8 @@ def _compare(
         parallelism=query.parallelism,
     )
     rows = [
-        _row("connection", "Connection", [connection_text(b) for b in builds], _text),
-        _row(
+        table_row("connection", "Connection", [connection_text(b) for b in builds], cell_text),
+        table_row(
             "gpu_to_gpu_bandwidth_gbs",
             "GPU-to-GPU bandwidth",
             [i["intra_node_bandwidth_gbs"] if i["accelerator_count"] > 1 else None for i in items],
@@ -167,14 +108,14 @@ def _compare(
             lambda v: DASH if v is None else f"{gbs(v)} per direction ({gbs(2 * v)} both ways)",
             "GB/s per accelerator, per direction",
         ),
-        _row(
+        table_row(
             "inter_node_bandwidth_gbps",
             "Node-to-node bandwidth",
             [i["inter_node_bandwidth_gbps"] if i["nodes"] > 1 else None for i in items],
             gbps,
             "Gb/s per node",
         ),
-        _row(
+        table_row(
             "memory_pooling",
             "Memory pooling",
             [i["memory_pooled"] for i in items],
@@ -183,23 +124,25 @@ def _compare(
     ]
     rows[-1]["display"] = [pooling_text(b) for b in builds]
     rows += [
-        _row("accelerators", "Cards per node", [i["accelerators_label"] for i in items], _text),
-        _row(
+        table_row(
+            "accelerators", "Cards per node", [i["accelerators_label"] for i in items], cell_text
+        ),
+        table_row(
             "min_accelerator_memory_gb",
             "Smallest card's memory",
             [i["min_accelerator_memory_gb"] for i in items],
             gb,
             "GB",
         ),
-        _row(
+        table_row(
             "slowest_pcie_gbs",
             "Slowest card-to-host link",
             [i["slowest_pcie_gbs"] for i in items],
             lambda v: DASH if v is None else f"{gbs(v)} per direction",
             "GB/s per direction",
         ),
-        _row("host_memory_gb", "Host RAM", [i["host_memory_gb"] for i in items], gb, "GB"),
-        _row(
+        table_row("host_memory_gb", "Host RAM", [i["host_memory_gb"] for i in items], gb, "GB"),
+        table_row(
             "host_ram_bandwidth_gbs",
             "Host RAM bandwidth (peak)",
             [i["host_ram_bandwidth_gbs"] for i in items],
@@ -215,9 +158,9 @@ def _compare(
             for b in builds
         ]
         size = model.rule_of_thumb_gb(query.precision)
-        run = _row(
+        run = table_row(
             "run_model",
-            _run_model_label(model, query.precision, size),
+            run_model_label(model, query.precision, size),
             [e.fits for e in estimates],
             lambda v: "",
         )
@@ -233,38 +176,38 @@ def _compare(
             "judged_by": _judged_by(model, given),
         }
     rows += [
-        _row("failover", "Failover", [b.failover for b in builds], _text),
+        table_row("failover", "Failover", [b.failover for b in builds], cell_text),
     ]
     if model is not None:
         rows.append(
-            _row(
+            table_row(
                 "failover_computed",
                 f"After losing one accelerator / one node ({model.name}, estimate)",
-                [_failover_text(b, model, workload, costs) for b in builds],
-                _text,
+                [failover_text(b, model, workload, costs) for b in builds],
+                cell_text,
             )
         )
     rows += [
-        _row("scheduling", "Scheduling", [b.scheduling for b in builds], _text),
-        _row("power_w", "Power", [i["power_w"] for i in items], watts, "W"),
-        _row(
+        table_row("scheduling", "Scheduling", [b.scheduling for b in builds], cell_text),
+        table_row("power_w", "Power", [i["power_w"] for i in items], watts, "W"),
+        table_row(
             "total_memory_gb",
             "Total VRAM",
             [i["total_memory_gb"] for i in items],
             gb,
             "GB",
         ),
-        _row(
+        table_row(
             "pooled_memory_gb",
             "Pooled memory (one scale-up domain)",
             [i["pooled_memory_gb"] for i in items],
             gb,
             "GB",
         ),
-        _row("price_usd", "Price", [i["price_usd"] for i in items], usd, "USD"),
+        table_row("price_usd", "Price", [i["price_usd"] for i in items], usd, "USD"),
     ]
     if model is not None and given:
-        rows += _model_rows(model, estimates, query)
+        rows += model_rows(model, estimates, query)
     return {
         "builds": items,
         "model": model_out,
@@ -273,107 +216,3 @@ def _compare(
     }
 
 
-def _run_model_label(model: ModelProfileRow, precision: str, size_gb: float) -> str:
-    # The tier line's question quotes the rule of thumb people use; the cells are the engine's
-    # detailed need (KV cache, runtime overhead, 16-bit embeddings), so say which is which.
-    return (
-        f"Run a {gb(size_gb)} model? ({gb(size_gb)}: {model.name} at "
-        f"{precision_label(precision)} by the rule of thumb, parameters × bytes × 1.2; "
-        "each cell: the engine's detailed need)"
-    )
-
-
-def _aggregate_label(batch: int) -> str:
-    # At one sequence the total equals the per-sequence row; the label says so instead of
-    # reading like a second, different figure.
-    if batch == 1:
-        return "Decode speed, all sequences together (estimate; one sequence, so as above)"
-    return f"Decode speed, all {batch} sequences together (estimate)"
-
-
-def _failover_text(
-    build: BuildRow, model: ModelProfileRow, workload: Workload, costs: CostAssumptions
-) -> str:
-    parts = []
-    for case in failover_cases(build.spec, model.spec, workload, costs):
-        if case["fits"] and case["decode_tokens_per_s"] is not None:
-            parts.append(f"{case['lost']}: fits, {case['decode_tokens_per_s']:,.1f} tokens/s")
-        elif case["accelerators_left"] == 0:
-            parts.append(f"{case['lost']}: nothing left to run on")
-        else:
-            parts.append(f"{case['lost']}: does not fit")
-    return "; ".join(parts)
-
-
-def _model_rows(
-    model: ModelProfileRow, estimates: list[Estimate], query: CompareQuery
-) -> list[dict[str, Any]]:
-    def tput(attr: str) -> list[Any]:
-        return [getattr(e.throughput, attr) if e.throughput else None for e in estimates]
-
-    return [
-        _row(
-            "fits",
-            f"Fits {model.name} at {precision_label(query.precision)}?",
-            [e.fits for e in estimates],
-            lambda v: "Yes" if v else "No",
-        ),
-        _row(
-            "memory_per_accelerator_gb",
-            "Memory needed on the fullest accelerator",
-            [e.memory.per_accelerator_gb for e in estimates],
-            gb,
-            "GB",
-        ),
-        _row(
-            "memory_needed_gb",
-            "Memory needed (estimate)",
-            [e.memory.total_gb for e in estimates],
-            gb,
-            "GB",
-        ),
-        _row("runtime", "Runtime", [e.runtime for e in estimates], _text),
-        _row("plan", "Parallel plan", [e.plan.description for e in estimates], _text),
-        _row(
-            "launch_command",
-            "Launch command",
-            [e.plan.launch_command for e in estimates],
-            _text,
-        ),
-        _row(
-            "decode_tokens_per_s",
-            "Decode speed, each sequence (estimate)",
-            tput("decode_tokens_per_s"),
-            tps,
-            "tokens/s",
-        ),
-        _row(
-            "aggregate_decode_tokens_per_s",
-            _aggregate_label(query.batch),
-            tput("aggregate_decode_tokens_per_s"),
-            tps,
-            "tokens/s",
-        ),
-        _row(
-            "time_to_first_token_s",
-            "Time to first token (estimate)",
-            tput("time_to_first_token_s"),
-            seconds,
-            "s",
-        ),
-        _row("bottleneck", "Bottleneck", tput("bottleneck"), _text),
-        _row(
-            "usd_per_million_tokens",
-            "$ per million tokens (estimate)",
-            [e.cost.usd_per_million_tokens if e.throughput else None for e in estimates],
-            usd,
-            "USD",
-        ),
-        _row(
-            "max_context_tokens_that_fit",
-            "Largest context that fits",
-            [e.max_context_tokens_that_fit for e in estimates],
-            tokens,
-            "tokens",
-        ),
-    ]

@@ -15,12 +15,13 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.caching import Snapshot, snapshot
 from app.errors import FieldError, NotFound
 from app.models import Measurement
+from app.pagination import ListResult, page_of
 from app.schemas.measurement import MeasurementIn, MeasurementQuery
 from app.services.accelerators import accelerator_rows
-from app.services.cache import Snapshot, snapshot
-from app.services.listing import ListResult, contains, page_of, sort_rows
+from app.services.listing import contains, sort_rows
 from app.services.records import measurement_document
 
 
@@ -173,7 +174,7 @@ def list_measurements(session: Session, *, query: MeasurementQuery) -> ListResul
     """One page of measurements matching the query."""
     snap = snapshot(session)
     rows = _matching(snap, query)
-    return page_of(rows, page=query.page, per_page=query.per_page, catalog_version=snap.version)
+    return page_of(rows, page=query.page, per_page=query.per_page, item=lambda r: r.item)
 
 
 def matching_measurements(session: Session, *, query: MeasurementQuery) -> list[dict[str, Any]]:

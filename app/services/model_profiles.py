@@ -16,12 +16,13 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.caching import Snapshot, snapshot
 from app.engine import EngineInputError, ModelSpec, rule_of_thumb_gb
 from app.errors import FieldError, NotFound
 from app.models import ModelProfile
+from app.pagination import ListResult, page_of
 from app.schemas.listing import ModelQuery
-from app.services.cache import Snapshot, snapshot
-from app.services.listing import ListResult, contains, page_of, sort_rows
+from app.services.listing import contains, sort_rows
 from app.services.records import model_document
 from app.services.specs import model_spec
 
@@ -156,7 +157,7 @@ def list_model_profiles(session: Session, *, query: ModelQuery) -> ListResult[di
     """One page of model profiles matching the query."""
     snap = snapshot(session)
     rows = _matching(snap, query)
-    return page_of(rows, page=query.page, per_page=query.per_page, catalog_version=snap.version)
+    return page_of(rows, page=query.page, per_page=query.per_page, item=lambda r: r.item)
 
 
 def matching_model_profiles(session: Session, *, query: ModelQuery) -> list[dict[str, Any]]:

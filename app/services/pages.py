@@ -11,11 +11,11 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from app.caching import snapshot
 from app.config import Settings
 from app.engine.cost import build_price_usd
 from app.models import Accelerator, Build, ModelProfile
-from app.services.builds import find_build, pooled_memory_gb
-from app.services.cache import snapshot
+from app.services.build_rows import find_build, pooled_memory_gb
 from app.services.estimates import cost_assumptions, model_fits_for_build
 
 
@@ -72,7 +72,7 @@ class FilterOptions:
 def filter_options(session: Session) -> FilterOptions:
     """Vendors, builds, models and accelerators for select boxes (cached per catalog version)."""
     from app.services.accelerators import accelerator_rows
-    from app.services.builds import build_rows
+    from app.services.build_rows import build_rows
     from app.services.model_profiles import model_profile_rows
 
     snap = snapshot(session)
@@ -200,7 +200,7 @@ class TierStory:
 def tier_story(session: Session, *, settings: Settings | None = None) -> TierStory | None:
     """The story, computed from the catalog and the engine; None without a model to tell it."""
     from app.schemas.compare import CompareQuery
-    from app.services.builds import build_rows
+    from app.services.build_rows import build_rows
     from app.services.compare import compare_builds
     from app.services.model_profiles import model_profile_rows
 

@@ -14,7 +14,6 @@ Contract (callers: the JSON API and the /recommend page):
   the speed limit, the fastest held back only by the price limit, and the highest precision below
   the query's at which more builds would pass (tried only when fewer than `SHORT_ANSWER` pass,
   so a full answer costs no extra engine runs).
-- `figures(est) -> dict`: the `FiguresOut` part for any Estimate (shared by other services).
 """
 
 from collections.abc import Sequence
@@ -22,38 +21,17 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from app.engine import PRECISIONS, CostAssumptions, Estimate, Workload
+from app.caching import Snapshot, snapshot
+from app.engine import PRECISIONS, CostAssumptions, Workload
 from app.errors import DomainError
 from app.schemas.recommend import SHORT_ANSWER, RecommendQuery
-from app.services.builds import BuildRow, build_rows
-from app.services.cache import Snapshot, snapshot
-from app.services.estimates import catalog_estimate, simple_workload, workload_out
+from app.services.build_rows import BuildRow, build_rows
+from app.services.engine_runs import catalog_estimate, simple_workload
+from app.services.estimate_answers import figures, workload_out
 from app.services.listing import sort_rows
 from app.services.model_profiles import ModelProfileRow, find_model_profile
 
 PARETO_AXES = ["price_usd (lower is better)", "decode_tokens_per_s (higher is better)"]
-
-
-def figures(est: Estimate) -> dict[str, Any]:
-    """The headline figures of an estimate (speed and cost null when it does not fit)."""
-    t = est.throughput
-    return {
-        "fits": est.fits,
-        "verdict": est.verdict,
-        "decode_tokens_per_s": t.decode_tokens_per_s if t else None,
-        "aggregate_decode_tokens_per_s": t.aggregate_decode_tokens_per_s if t else None,
-        "time_to_first_token_s": t.time_to_first_token_s if t else None,
-        "bottleneck": t.bottleneck if t else None,
-        "usd_per_million_tokens": est.cost.usd_per_million_tokens if t else None,
-        "memory_total_gb": est.memory.total_gb,
-        "memory_per_accelerator_gb": est.memory.per_accelerator_gb,
-        "rule_of_thumb_gb": est.memory.rule_of_thumb_gb,
-        "plan": est.plan.description,
-        "max_context_tokens_that_fit": est.max_context_tokens_that_fit,
-        "runtime": est.runtime,
-        "launch_command": est.plan.launch_command,
-        "objective": est.plan.objective,
-    }
 
 
 def pareto_front(points: list[tuple[float | None, float | None]]) -> list[bool]:

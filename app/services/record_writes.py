@@ -18,6 +18,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.exc import StaleDataError
 
+from app.catalog_version import bump_catalog_version
 from app.engine import derive_tier, model_spec_from_hf_config
 from app.errors import Conflict, FieldError
 from app.models import Accelerator, BuildAcceleratorGroup
@@ -26,7 +27,6 @@ from app.schemas.build import BuildIn
 from app.schemas.measurement import MeasurementIn
 from app.schemas.model_profile import ModelIn
 from app.services.audit import record_change
-from app.services.catalog_version import bump_catalog_version
 from app.services.record_documents import BUILD_NESTED_FIELDS, HOST_COLUMNS
 from app.services.record_validation import (
     build_hardware,

@@ -15,7 +15,7 @@ from app.engine import (
     model_spec_from_hf_config,
 )
 from app.models import Accelerator, Build, ModelProfile
-from app.schemas.estimate import InlineBuild
+from app.schemas.inline import InlineBuild
 
 # Catalog fields an inline accelerator may lack (the engine then assumes the default class).
 _OPTIONAL_SPEC_FIELDS = ("vendor", "memory_type")

@@ -12,11 +12,11 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
+from app.caching import Snapshot, snapshot
 from app.engine import CostAssumptions
 from app.models import TIERS
-from app.services.builds import BuildRow, build_rows
-from app.services.cache import Snapshot, snapshot
-from app.services.estimates import catalog_estimate, simple_workload
+from app.services.build_rows import BuildRow, build_rows
+from app.services.engine_runs import catalog_estimate, simple_workload
 from app.services.listing import sort_rows
 from app.services.model_profiles import model_profile_rows
 

@@ -5,9 +5,9 @@ from fastapi.responses import HTMLResponse, Response
 from sqlalchemy.orm import Session
 
 from app.api._common import cached_json
+from app.caching import snapshot
 from app.deps import SessionDep
 from app.services.accuracy import METRIC_LABELS, SPEED_METRICS, accuracy_report
-from app.services.cache import snapshot
 from app.services.charts import SVG_HEADERS, AccuracyPoint, accuracy_scatter_svg, cached_chart
 from app.web.common import cached_page, render
 
@@ -49,7 +49,7 @@ def _accuracy_page(request: Request, session: Session) -> HTMLResponse:
 @router.get("/accuracy.json")
 def accuracy_json(request: Request) -> Response:
     """The accuracy page as data: every group, every row with its prediction and source."""
-    return cached_json(request, lambda session: accuracy_report(snapshot(session)))
+    return cached_json(request, lambda session: accuracy_report(snapshot(session)), model=None)
 
 
 @router.get("/accuracy.svg")

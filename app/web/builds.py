@@ -6,6 +6,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 
+from app.caching import snapshot
 from app.deps import SessionDep, SettingsDep
 from app.engine import PRECISIONS
 from app.errors import DomainError
@@ -13,7 +14,6 @@ from app.models import TIERS
 from app.schemas.listing import BuildQuery
 from app.services.accuracy import accuracy_notes_for_build, measured_vs_predicted_for_build
 from app.services.builds import build_parts, get_build, list_builds
-from app.services.cache import snapshot
 from app.services.pages import build_model_fits, filter_options
 from app.web.common import Notice, notices_from, parse_query, raw_query, render, with_query
 from app.web.templating import precision_label, tier_name

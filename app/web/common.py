@@ -11,8 +11,8 @@ from fastapi.responses import HTMLResponse, Response
 from pydantic import BaseModel, ValidationError
 from sqlalchemy.orm import Session
 
+from app.caching import snapshot
 from app.errors import FieldError, InvalidInput, field_errors
-from app.services.cache import snapshot
 from app.services.pages import catalog_provenance
 from app.web.templating import get_templates
 

@@ -11,21 +11,17 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 
+from app.caching import snapshot
 from app.config import Settings
 from app.deps import SessionDep, SettingsDep
 from app.engine import INFERENCE_RUNTIMES, KV_BITS, PRECISIONS
 from app.errors import DomainError, FieldError, InvalidInput
 from app.models import INTER_NODE_LINK_KINDS, INTRA_NODE_LINK_KINDS, MEMORY_KINDS
-from app.schemas.estimate import InlineModel
+from app.schemas.inline import InlineModel
 from app.services.accuracy import accuracy_notes_for_estimate
-from app.services.cache import snapshot
 from app.services.charts import SVG_HEADERS, cached_chart, memory_breakdown_svg
-from app.services.estimates import (
-    cost_assumptions,
-    inline_model_spec,
-    parse_estimate_request,
-    run_estimate,
-)
+from app.services.engine_runs import inline_model_spec
+from app.services.estimates import cost_assumptions, parse_estimate_request, run_estimate
 from app.services.hf_hub import fetch_config
 from app.services.pages import filter_options
 from app.services.recommend import lower_precisions

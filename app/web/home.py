@@ -4,10 +4,10 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlalchemy.orm import Session
 
+from app.caching import snapshot
 from app.config import Settings
 from app.deps import SessionDep, SettingsDep
 from app.schemas.tiers import TiersQuery
-from app.services.cache import snapshot
 from app.services.charts import SVG_HEADERS, TierPoint, cached_chart, tier_line_svg
 from app.services.pages import tier_story
 from app.services.tiers import tier_line

@@ -5,12 +5,12 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 
+from app.caching import snapshot
 from app.deps import SessionDep, SettingsDep
 from app.engine import rule_of_thumb_gb
 from app.schemas.listing import ModelQuery
 from app.schemas.recommend import RecommendQuery
 from app.services.accuracy import measured_vs_predicted_for_model
-from app.services.cache import snapshot
 from app.services.estimates import cost_assumptions
 from app.services.model_profiles import get_model_profile, list_model_profiles
 from app.services.recommend import recommend

@@ -6,10 +6,10 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 
+from app.caching import snapshot
 from app.deps import SessionDep, SettingsDep
 from app.errors import DomainError
 from app.schemas.recommend import RecommendQuery
-from app.services.cache import snapshot
 from app.services.charts import SVG_HEADERS, CostSpeedPoint, cached_chart, cost_speed_svg
 from app.services.estimates import cost_assumptions
 from app.services.pages import filter_options

@@ -11,12 +11,12 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 
+from app.caching import snapshot
 from app.config import Settings
 from app.deps import SessionDep, SettingsDep
 from app.engine import KV_BITS, RUNTIMES
 from app.errors import DomainError, FieldError, InvalidInput
 from app.models import INTER_NODE_LINK_KINDS, INTRA_NODE_LINK_KINDS, MEMORY_KINDS
-from app.services.cache import snapshot
 from app.services.charts import SVG_HEADERS, CurveSeries, cached_chart, serving_curve_svg
 from app.services.estimates import cost_assumptions
 from app.services.pages import filter_options

@@ -9,10 +9,10 @@ import yaml
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session
 
+from app.catalog_version import current_catalog_version
 from app.config import Settings
 from app.main import create_app
 from app.services.catalog import export_document
-from app.services.catalog_version import current_catalog_version
 from tests.admin.conftest import ACCELERATORS, BUILDS
 
 URL = "/api/v1/admin/import"

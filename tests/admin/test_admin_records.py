@@ -9,9 +9,9 @@ from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from app.catalog_version import current_catalog_version
 from app.models import AuditEvent
 from app.services.catalog import export_document
-from app.services.catalog_version import current_catalog_version
 from tests.admin.conftest import ACCELERATORS, BUILDS, LLAMA_8B_CONFIG, MODELS, etag_of
 
 BUILD = "adm-4x-4090"

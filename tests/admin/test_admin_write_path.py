@@ -14,6 +14,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import event, func, select, text
 from sqlalchemy.orm import Session
 
+from app.catalog_version import current_catalog_version
 from app.config import Settings
 from app.db import make_engine, make_sessionmaker
 from app.errors import Conflict
@@ -22,7 +23,6 @@ from app.migrate import upgrade_to_head
 from app.models import AuditEvent
 from app.services.admin_records import patch_record
 from app.services.catalog import export_document, import_document
-from app.services.catalog_version import current_catalog_version
 from app.services.preconditions import Preconditions
 from app.services.records import BUILD, get_record, record_document
 from tests.admin.conftest import BUILDS, FIXTURE_DOCUMENT, MODELS

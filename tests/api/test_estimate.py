@@ -2,7 +2,7 @@
 
 import pytest
 
-from app.schemas.estimate import EstimateOut
+from app.schemas.estimate_answer import EstimateOut
 
 from ._support import problem_fields
 

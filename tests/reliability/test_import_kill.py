@@ -10,9 +10,9 @@ import textwrap
 import time
 from pathlib import Path
 
+from app.catalog_version import current_catalog_version
 from app.db import make_engine, make_sessionmaker
 from app.services.catalog import export_document
-from app.services.catalog_version import current_catalog_version
 
 # Runs the real import service in a child process and freezes it at the worst moment: every
 # row written inside the open transaction, COMMIT not yet sent.

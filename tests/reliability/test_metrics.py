@@ -72,7 +72,7 @@ def test_engine_evaluations_are_counted(metrics_client) -> None:  # type: ignore
 
 
 def test_catalog_version_is_read_from_the_database(metrics_client, session) -> None:  # type: ignore[no-untyped-def]
-    from app.services.catalog_version import current_catalog_version
+    from app.catalog_version import current_catalog_version
 
     text = metrics_client.get("/metrics").text
     assert sample(text, "tierline_database_up") == 1

@@ -6,6 +6,7 @@ from dataclasses import replace
 import pytest
 from sqlalchemy.orm import Session
 
+from app.caching import snapshot
 from app.engine import AcceleratorSpec, BuildSpec, Workload, model_spec_from_hf_config
 from app.services.accuracy import (
     Case,
@@ -21,7 +22,6 @@ from app.services.accuracy import (
     serving_figure,
     summarize,
 )
-from app.services.cache import snapshot
 from app.services.catalog import import_document
 
 from .test_measurements import measurement

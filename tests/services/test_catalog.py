@@ -5,9 +5,9 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from app.catalog_version import current_catalog_version
 from app.models import AuditEvent
 from app.services.catalog import export_document, import_document
-from app.services.catalog_version import current_catalog_version
 
 
 def _accelerator(slug: str, **changes: Any) -> dict[str, Any]:

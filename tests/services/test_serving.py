@@ -2,9 +2,9 @@
 
 from sqlalchemy.orm import Session
 
+from app.caching import snapshot
 from app.engine import CostAssumptions, Workload
 from app.engine.serving import ServiceLevel, ServingWorkload
-from app.services.cache import snapshot
 from app.services.model_profiles import find_model_profile
 from app.services.serving import rank_at_slo
 

@@ -6,9 +6,10 @@ from typing import Any
 import pytest
 from sqlalchemy.orm import Session
 
-from app.services import charts, estimates
+from app.catalog_version import current_catalog_version
+from app.services import charts
+from app.services import engine_runs as runs_module
 from app.services.catalog import export_document, import_document
-from app.services.catalog_version import current_catalog_version
 from app.services.tiers import tier_line
 
 
@@ -16,14 +17,14 @@ from app.services.tiers import tier_line
 def engine_runs(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
     """Every engine evaluation as (build name, model name), from an empty value cache."""
     runs: list[tuple[str, str]] = []
-    real = estimates.estimate
+    real = runs_module.estimate
 
     def counting(build: Any, model: Any, workload: Any, costs: Any, **options: Any) -> Any:
         runs.append((build.name, model.name))
         return real(build, model, workload, costs, **options)
 
-    monkeypatch.setattr(estimates, "estimate", counting)
-    estimates.ENGINE_RESULTS.clear()
+    monkeypatch.setattr(runs_module, "estimate", counting)
+    runs_module.ENGINE_RESULTS.clear()
     return runs
 
 
@@ -105,43 +106,11 @@ _CONFIG = {
 }
 
 
-def test_a_pasted_config_is_parsed_once_per_value(monkeypatch: pytest.MonkeyPatch) -> None:
-    from app.schemas.estimate import InlineModel
-
-    parses: list[str] = []
-    real = estimates.model_spec_from_hf_config
-
-    def counting(config: Any, **options: Any) -> Any:
-        parses.append(options["name"])
-        return real(config, **options)
-
-    monkeypatch.setattr(estimates, "model_spec_from_hf_config", counting)
-    estimates.PARSED_CONFIGS.clear()
-    same = InlineModel(name="m", config=dict(_CONFIG))
-    reordered = InlineModel(name="m", config=dict(reversed(list(_CONFIG.items()))))
-    first = estimates.inline_model_spec(same)
-    assert estimates.inline_model_spec(reordered) is first  # key order does not matter
-    assert parses == ["m"]
-    # Every input of the parse is in the key: another name, count or field is a new parse.
-    renamed = estimates.inline_model_spec(InlineModel(name="n", config=dict(_CONFIG)))
-    counted = estimates.inline_model_spec(
-        InlineModel(name="m", config=dict(_CONFIG), params_total=8_000_000_000)
-    )
-    deeper = estimates.inline_model_spec(
-        InlineModel(name="m", config={**_CONFIG, "num_hidden_layers": 40})
-    )
-    assert parses == ["m", "n", "m", "m"]
-    assert renamed.name == "n" and counted.params_total_published == 8_000_000_000
-    assert deeper.num_hidden_layers == 40 and first.num_hidden_layers == 32
-
-
-def test_a_config_that_fails_to_parse_is_not_kept() -> None:
+def test_a_config_that_fails_to_parse_names_the_missing_field_every_time() -> None:
     from app.errors import InvalidInput
-    from app.schemas.estimate import InlineModel
+    from app.schemas.inline import InlineModel
 
-    estimates.PARSED_CONFIGS.clear()
     broken = InlineModel(name="m", config={k: v for k, v in _CONFIG.items() if k != "vocab_size"})
     for _ in range(2):
         with pytest.raises(InvalidInput, match="vocab_size"):
-            estimates.inline_model_spec(broken)
-    assert len(estimates.PARSED_CONFIGS) == 0
+            runs_module.inline_model_spec(broken)

@@ -5,11 +5,11 @@ from typing import Any
 from fastapi.testclient import TestClient
 from sqlalchemy import select
 
+from app.catalog_version import bump_catalog_version
 from app.config import Settings
 from app.db import make_engine, make_sessionmaker
 from app.main import create_app
 from app.models import Build, ModelProfile
-from app.services.catalog_version import bump_catalog_version
 
 from ._html import parse
 

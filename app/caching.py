@@ -1,7 +1,7 @@
 """A small in-process memo of derived catalog data, keyed by the catalog version in the database.
 
 Contract:
-- `snapshot(session)` reads the catalog version (the query of `current_catalog_version`) once per
+- `snapshot(session)` reads the catalog version (`app.catalog_version`) once per
   transaction and returns a `Snapshot`; `snapshot.memo(key, compute)` returns the value cached
   for (database, version, key) or calls `compute()` and caches it.
 - Every catalog write raises the version in the same transaction, so every worker process sees a
@@ -24,10 +24,9 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 
-from app.models import CatalogState
+from app.catalog_version import current_catalog_version
 
 T = TypeVar("T")
 
@@ -149,31 +148,6 @@ def _database_key(bind: Any) -> str:
         return key
 
 
-# The same query as catalog_version.current_catalog_version, sent as plain SQL: it runs on every
-# request, and building the ORM statement each time costs more than the query itself.
-_VERSION_SQL = f"SELECT version FROM {CatalogState.__tablename__} WHERE id = 1"
-
-
-def _read_version(connection: Connection) -> Any:
-    """The catalog version on the session's connection (inside its transaction).
-
-    Sent on the DB-API cursor: SQLAlchemy's result set-up costs more than the query itself on a
-    request that is otherwise answered from the cache. On any error the query is sent again
-    through SQLAlchemy, which wraps the error (a lost database becomes OperationalError, hence
-    503) and invalidates a dead connection.
-    """
-    try:
-        cursor = connection.connection.cursor()
-        try:
-            cursor.execute(_VERSION_SQL)
-            row = cursor.fetchone()
-        finally:
-            cursor.close()
-    except Exception:
-        return connection.exec_driver_sql(_VERSION_SQL).scalar()
-    return row[0] if row else None
-
-
 def snapshot(session: Session) -> Snapshot:
     """The session's Snapshot: the catalog version is read once per transaction.
 
@@ -184,9 +158,9 @@ def snapshot(session: Session) -> Snapshot:
     transaction = session.get_transaction()
     if cached is not None and transaction is not None and cached[0] is transaction:
         return cached[1]  # type: ignore[no-any-return]
-    version = _read_version(session.connection()) or 0
+    version = current_catalog_version(session)
     snap = Snapshot(
-        session=session, database=_database_key(session.get_bind()), version=int(version)
+        session=session, database=_database_key(session.get_bind()), version=version
     )
     session.info[_SESSION_KEY] = (session.get_transaction(), snap)
     return snap

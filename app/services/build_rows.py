@@ -1,0 +1,183 @@
+"""Build rows: every catalog build loaded once per catalog version, ready for the engine.
+
+- `build_rows(snap) -> BuildRows`: the cached rows (list item, record, engine spec) the build,
+  estimate, compare, recommend and tier services read.
+- `find_build(snap, slug, *, field)`: one row, or NotFound naming `field`.
+"""
+
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import select
+
+from app.caching import Snapshot
+from app.engine import BuildSpec
+from app.errors import FieldError, NotFound
+from app.models import TIERS, Build
+from app.services.records import BUILD_LOAD, build_document
+from app.services.specs import build_spec
+
+TIER_ORDER = {tier: index for index, tier in enumerate(TIERS)}
+
+INTRA_LINK_LABELS = {
+    "pcie": "PCIe",
+    "nvlink": "NVLink",
+    "nvswitch": "NVSwitch",
+    "infinity_fabric": "Infinity Fabric",
+    "unified": "unified memory",
+    "none": "no GPU-to-GPU link",
+}
+INTER_LINK_LABELS = {"infiniband": "InfiniBand", "ethernet": "Ethernet", "none": "none"}
+
+
+@dataclass(frozen=True)
+class BuildRow:
+    """One build, ready to filter, sort, serialise and hand to the engine (read-only)."""
+
+    slug: str
+    item: dict[str, Any]
+    read: dict[str, Any]
+    spec: BuildSpec
+    search_text: str
+    accelerator_slug: str
+    accelerator_slugs: frozenset[str]
+    vendor: str
+    vendors: frozenset[str]
+    version: int
+    failover: str
+    scheduling: str
+    price_source_url: str | None
+
+
+@dataclass(frozen=True)
+class BuildRows:
+    """Every build at one catalog version, by slug order, with an index."""
+
+    rows: tuple[BuildRow, ...]
+    by_slug: dict[str, BuildRow]
+
+
+def pooled_memory_gb(spec: BuildSpec) -> float:
+    """Memory one scale-up domain shares (8 x 141 GB for a DGX H200 node; one card if isolated)."""
+    if spec.is_mixed:  # mixed cards never share a pool (TP needs identical cards): the smallest
+        return min(g.accelerator.memory_gb for g in spec.accelerator_groups)
+    return spec.accelerator.memory_gb * spec.pooled_domain_accelerators
+
+
+# Brand words a card's catalog name starts with that a "2× RTX 3090" label leaves out.
+_LABEL_PREFIXES = ("NVIDIA ", "GeForce ", "AMD ")
+
+
+def short_card_name(name: str) -> str:
+    """A card's name without its brand words: "NVIDIA GeForce RTX 3090" -> "RTX 3090"."""
+    for prefix in _LABEL_PREFIXES:
+        name = name.removeprefix(prefix)
+    return name
+
+
+def accelerators_label(spec: BuildSpec) -> str:
+    """The cards of one node in words: "2× RTX 3090 + 1× RTX 4090" (same cards counted once)."""
+    counts: dict[str, int] = {}
+    for group in spec.accelerator_groups:
+        name = short_card_name(group.accelerator.name)
+        counts[name] = counts.get(name, 0) + group.count_per_node
+    return " + ".join(f"{count}× {name}" for name, count in counts.items())
+
+
+def mixed_build_fields(spec: BuildSpec) -> dict[str, Any]:
+    """What a mixed or host-offloading build adds to its list item and record."""
+    return {
+        "accelerators_label": accelerators_label(spec),
+        "mixed": spec.is_mixed,
+        "min_accelerator_memory_gb": min(
+            g.accelerator.memory_gb for g in spec.accelerator_groups
+        ),
+        "slowest_pcie_gbs": spec.slowest_pcie_gbs,
+    }
+
+
+def _row(build: Build) -> BuildRow:
+    spec = build_spec(build)
+    acc = build.accelerator
+    parts = mixed_build_fields(spec)
+    item: dict[str, Any] = {
+        "slug": build.slug,
+        "name": build.name,
+        "tier": build.tier,
+        "nodes": build.nodes,
+        "accelerator": acc.slug,
+        "accelerator_name": acc.name,
+        "accelerators_per_node": build.accelerators_per_node,
+        "accelerator_count": spec.accelerator_count,
+        "total_memory_gb": spec.total_memory_gb,
+        "memory_pooled": spec.memory_pooled,
+        "intra_node_link_kind": build.intra_node_link_kind,
+        "inter_node_link_kind": build.inter_node_link_kind,
+        "price_usd": build.price_usd,
+        "power_w": build.power_w,
+        "vendor": acc.vendor,
+        "accelerator_memory_gb": acc.memory_gb,
+        "pooled_memory_gb": pooled_memory_gb(spec),
+        "intra_node_bandwidth_gbs": build.intra_node_bandwidth_gbs,
+        "inter_node_bandwidth_gbps": build.inter_node_bandwidth_gbps,
+        **parts,
+        "host_memory_gb": build.host_memory_gb,
+        "host_ram_bandwidth_gbs": build.host_ram_bandwidth_gbs,
+    }
+    read = build_document(build)
+    read.update(
+        tier=build.tier,
+        version=build.version,
+        accelerator_count=spec.accelerator_count,
+        total_memory_gb=spec.total_memory_gb,
+        memory_pooled=spec.memory_pooled,
+        **parts,
+    )
+    cards = [g.accelerator for g in build.groups]
+    search = " ".join(
+        [build.slug, build.name, build.tier]
+        + [word for a in cards for word in (a.slug, a.name, a.vendor)]
+    )
+    return BuildRow(
+        slug=build.slug,
+        item=item,
+        read=read,
+        spec=spec,
+        search_text=search.casefold(),
+        accelerator_slug=acc.slug,
+        accelerator_slugs=frozenset(a.slug for a in cards),
+        vendor=acc.vendor,
+        vendors=frozenset(a.vendor.casefold() for a in cards),
+        version=build.version,
+        failover=build.failover,
+        scheduling=build.scheduling,
+        price_source_url=build.price_source_url,
+    )
+
+
+def build_rows(snap: Snapshot) -> BuildRows:
+    """Every build with its accelerator, loaded once per catalog version."""
+
+    def load() -> BuildRows:
+        stmt = select(Build).options(BUILD_LOAD).order_by(Build.slug)
+        # A build without groups is one a concurrent delete is removing (see records.get_record).
+        rows = tuple(_row(b) for b in snap.session.scalars(stmt) if b.groups)
+        return BuildRows(rows=rows, by_slug={r.slug: r for r in rows})
+
+    return snap.memo("build_rows", load)
+
+
+def find_build(snap: Snapshot, slug: str, *, field: str = "slug") -> BuildRow:
+    """One build row by slug, or NotFound naming `field`."""
+    row = build_rows(snap).by_slug.get(slug)
+    if row is None:
+        raise NotFound(
+            f"no build with slug '{_printable(slug)}'",
+            errors=[FieldError(field, f"unknown build '{_printable(slug)}'")],
+        )
+    return row
+
+
+def _printable(value: str) -> str:
+    # Keep error messages readable (and single-line) whatever was sent.
+    return value.replace("\x00", "\\x00")[:100]
