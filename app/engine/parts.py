@@ -18,8 +18,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .cost import billed_tokens_per_s, cost_figures
-from .plan import Prepared
 from .prep import GB, GIB
+from .prepared import Prepared
 from .results import CardShare, Estimate, Finding, MemoryBreakdown, Placement, Throughput
 from .runtime import LINK_DEFAULT_GBS, LINK_EFFICIENCY, LINK_LATENCY_US
 from .specs import AcceleratorSpec, BuildSpec, CostAssumptions, ModelSpec, Workload
