@@ -61,6 +61,7 @@ _ASSUMPTIONS_CACHE_MAX = 256
 
 
 def assumptions(p: Prepared, costs: CostAssumptions, util: float) -> tuple[str, ...]:
+    """The assumptions stated with an estimate (memoised per precision, runtime and costs)."""
     key = (p.precision.name, p.kv_precision, p.runtime.name, costs, util)
     hit = _ASSUMPTIONS_CACHE.get(key)
     if hit is None:

@@ -15,6 +15,7 @@ def _fmt(gb: float) -> str:
 def estimate_verdict(
     fits: bool, build: BuildSpec, mem: MemoryBreakdown, tp: int, pp: int, need_accel: float
 ) -> str:
+    """The one-line Yes / No answer with the figures that decide it."""
     n = build.accelerator_count
     size = _fmt(build.accelerator.memory_gb)
     total_raw = _fmt(mem.build_memory_gb)
@@ -53,6 +54,7 @@ def estimate_findings(
     max_ctx: int | None,
     mem_replicas: int = 1,
 ) -> tuple[Finding, ...]:
+    """Blockers, cautions and notes about one estimate."""
     out: list[Finding] = []
     if not fits:
         out.append(

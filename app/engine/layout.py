@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from .model_shape import ModelSpec
 from .search import Choice
-from .specs import BuildSpec, Workload
+from .specs import BuildSpec, ModelSpec, Workload
 
 
 def _plan_description(tp: int, pp: int, dp: int, ep: int, lps: int, build: BuildSpec) -> str:
