@@ -26,7 +26,7 @@ from app.engine.serving import (
     serving_curve,
 )
 
-from .test_engine import CLUSTER, DEEPSEEK_V3, DESKTOP, H200, LLAMA_8B, LLAMA_70B
+from .shapes import CLUSTER, DEEPSEEK_V3, DESKTOP, H200, LLAMA_8B, LLAMA_70B
 
 DGX_H200 = BuildSpec(
     "DGX H200", H200, 1, 8, IntraNodeLink("nvswitch", 450), power_w=10_200, price_usd=400_000
