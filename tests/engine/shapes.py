@@ -146,3 +146,25 @@ CLUSTER = BuildSpec(
 def spec(config: dict[str, Any], **kw: Any) -> ModelSpec:
     """The ModelSpec of a config.json dict, named "test"."""
     return model_spec_from_hf_config(config, name="test", **kw)
+
+
+# The issue 11 rigs: a GeForce 4090 (no PCIe peer-to-peer on the stock driver; FP8 at the
+# GeForce half rate with FP32 accumulate), four of them on PCIe, and two DGX H200 nodes.
+LLAMA_3_8B = model_spec_from_hf_config(LLAMA_8B, name="Llama 3 8B")
+LLAMA_3_70B = model_spec_from_hf_config(LLAMA_70B, name="Llama 3 70B")
+GEFORCE_4090 = AcceleratorSpec(
+    "NVIDIA GeForce RTX 4090", 24, 1008, 165.2, fp8_tflops=330.3, tdp_w=450, price_usd=1599
+)
+FOUR_4090 = BuildSpec(
+    "4x RTX 4090", GEFORCE_4090, 1, 4, IntraNodeLink("pcie", 25), price_usd=10000
+)
+H200_SXM = AcceleratorSpec("H200 SXM", 141, 4800, 989, fp8_tflops=1979, tdp_w=700)
+TWO_DGX_H200 = BuildSpec(
+    "2x DGX H200",
+    H200_SXM,
+    2,
+    8,
+    IntraNodeLink("nvswitch", 450),
+    InterNodeLink("infiniband", 3200),
+    price_usd=930000,
+)

@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from app.engine import BuildSpec, IntraNodeLink, Workload, estimate
+from app.engine import AcceleratorSpec, BuildSpec, IntraNodeLink, Workload, estimate
 
 from .shapes import (
     CLUSTER,
@@ -15,11 +15,14 @@ from .shapes import (
     GEMMA3_27B,
     H100,
     H200,
+    LLAMA_3_8B,
+    LLAMA_3_70B,
     LLAMA_8B,
     LLAMA_70B,
     M2_ULTRA,
     RTX4090,
     RTX6000,
+    TWO_DGX_H200,
     spec,
 )
 
@@ -129,3 +132,38 @@ def test_qlora_fits_70b_on_48_gb():
     assert e.fits
     assert e.training is not None and e.training.time_to_train_hours > 0
     assert not estimate(build, spec(LLAMA_70B), dataclasses.replace(w, mode="lora")).fits
+
+
+def test_a_16_gb_card_fits_llama_3_8b_f16_at_4k_in_llama_cpp():
+    card = AcceleratorSpec("16 GB card", 16, 448, 44)
+    e = estimate(
+        BuildSpec("1x 16 GB", card), LLAMA_3_8B, Workload(precision="fp16", runtime="llama.cpp")
+    )
+    assert e.fits, e.verdict
+    # 16 GiB of capacity, shown in GB (1e9 bytes).
+    assert e.memory.available_per_accelerator_gb == pytest.approx(16 * 2**30 / 1e9)
+
+
+def test_dgx_spark_exposes_at_least_110_gb():
+    gb10 = AcceleratorSpec(
+        "NVIDIA GB10 Superchip (DGX Spark, 128 GB)", 128, 273, 62.5, memory_kind="unified"
+    )
+    e = estimate(
+        BuildSpec("DGX Spark", gb10, intra_node_link=IntraNodeLink("unified", None)),
+        LLAMA_3_8B,
+        Workload(),
+    )
+    assert e.memory.available_per_accelerator_gb >= 110
+    apple = AcceleratorSpec(
+        "Apple M4 Max (40-core GPU, 128 GB)", 128, 546, 34, memory_kind="unified"
+    )
+    mac = estimate(BuildSpec("Mac", apple), LLAMA_3_8B, Workload())
+    assert mac.runtime == "llama.cpp"  # Apple builds default to llama.cpp
+    assert mac.memory.available_per_accelerator_gb < e.memory.available_per_accelerator_gb
+
+
+def test_kv_cache_defaults_to_bf16_for_fp8_weights():
+    e = estimate(TWO_DGX_H200, LLAMA_3_70B, Workload(precision="fp8"))
+    assert any("KV cache bf16" in a for a in e.assumptions)
+    fp8kv = estimate(TWO_DGX_H200, LLAMA_3_70B, Workload(precision="fp8", kv_cache_precision="fp8"))
+    assert fp8kv.memory.kv_cache_gb < e.memory.kv_cache_gb
