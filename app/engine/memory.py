@@ -2,36 +2,32 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from .prep import GB
 from .prepared import ADAPTER_STATE_BYTES, TRAIN_GRAD_BYTES, TRAIN_OPTIMIZER_BYTES, Prepared
 from .runtime import COMM_BUFFER_GB
 from .specs import BuildSpec, ModelSpec, Workload
 
 
-@dataclass(frozen=True, slots=True)
 class Need:
-    """Bytes on the fullest accelerator, by component."""
+    """Bytes on the fullest accelerator, by component, and their sum.
 
-    weights: float
-    kv: float
-    activations: float
-    overhead: float
-    optimizer: float
-    gradients: float
+    A plain slotted class rather than a frozen dataclass: the plan search builds one per
+    candidate split, and nothing outside the engine sees it."""
 
-    @property
-    def total(self) -> float:
-        """Sum of the components."""
-        return (
-            self.weights
-            + self.kv
-            + self.activations
-            + self.overhead
-            + self.optimizer
-            + self.gradients
-        )
+    __slots__ = ("weights", "kv", "activations", "overhead", "optimizer", "gradients", "total")
+
+    def __init__(
+        self,
+        weights: float,
+        kv: float,
+        activations: float,
+        overhead: float,
+        optimizer: float,
+        gradients: float,
+    ) -> None:
+        self.weights, self.kv, self.activations = weights, kv, activations
+        self.overhead, self.optimizer, self.gradients = overhead, optimizer, gradients
+        self.total = weights + kv + activations + overhead + optimizer + gradients
 
 
 def kv_share(model: ModelSpec, tp: int) -> float:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from .precision import kv_bytes
@@ -58,9 +58,22 @@ class ModelSpec:
     kv_elements_per_token_layer: int = field(init=False, compare=False, repr=False)
     attention_flops_per_context_token: float = field(init=False, compare=False, repr=False)
 
+    # The hash of the fields above: estimates key their memo of per-call quantities by the
+    # model, and hashing some thirty fields on every call costs more than most of the estimate.
+    _hash: int = field(init=False, compare=False, repr=False)
+
     def __post_init__(self) -> None:
         for name, value in derive_model_quantities(self).items():
             object.__setattr__(self, name, value)
+        object.__setattr__(self, "_hash", hash(compared_values(self)))
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __reduce__(self) -> tuple[type[ModelSpec], tuple[object, ...]]:
+        # Rebuild through __init__ (a copy or a pickle recomputes the derived fields and the
+        # hash, whose string part differs between processes).
+        return (type(self), init_values(self))
 
     @property
     def attention_kind(self) -> str:
@@ -167,3 +180,13 @@ def derive_model_quantities(m: ModelSpec) -> dict[str, Any]:
         "kv_elements_per_token_layer": kv_elems,
         "attention_flops_per_context_token": attn_flops,
     }
+
+
+def compared_values(obj: object) -> tuple[object, ...]:
+    """The values of a dataclass's compared fields, in order: what its generated hash hashes."""
+    return tuple(getattr(obj, f.name) for f in fields(obj) if f.compare)  # type: ignore[arg-type]
+
+
+def init_values(obj: object) -> tuple[object, ...]:
+    """The values of a dataclass's __init__ fields, in order."""
+    return tuple(getattr(obj, f.name) for f in fields(obj) if f.init)  # type: ignore[arg-type]

@@ -127,13 +127,25 @@ def link_for(build: BuildSpec, group: int) -> tuple[float, float, str]:
     return bw_gbs * 1e9, lat * 1e-6, kind
 
 
+# Every estimate asks for its card's class several times (plan candidates, prefill); the
+# answer depends on four strings of the card, whose hashes Python keeps: memoised, bounded.
+_CLASS_CACHE: dict[tuple[str, str | None, str | None, str], str] = {}
+
+
 def accelerator_class(acc: AcceleratorSpec) -> str:
     """The device class whose fitted constants apply (runtime.device_class); a unified device
     without a vendor is Apple when its name says so."""
-    vendor = acc.vendor
-    if vendor is None and acc.memory_kind == "unified" and unified_platform(acc) == "apple":
-        vendor = "Apple"
-    return device_class(memory_kind=acc.memory_kind, vendor=vendor, memory_type=acc.memory_type)
+    key = (acc.memory_kind, acc.vendor, acc.memory_type, acc.name)
+    hit = _CLASS_CACHE.get(key)
+    if hit is None:
+        vendor = acc.vendor
+        if vendor is None and acc.memory_kind == "unified" and unified_platform(acc) == "apple":
+            vendor = "Apple"
+        hit = device_class(memory_kind=acc.memory_kind, vendor=vendor, memory_type=acc.memory_type)
+        if len(_CLASS_CACHE) >= 1024:
+            _CLASS_CACHE.clear()
+        _CLASS_CACHE[key] = hit
+    return hit
 
 
 def efficiency(rt: RuntimeProfile, build: BuildSpec) -> Efficiency:

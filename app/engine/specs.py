@@ -5,9 +5,9 @@ other input is."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from .model_shape import ModelSpec
+from .model_shape import ModelSpec, compared_values, init_values
 
 __all__ = [
     "INTER_LINK_KINDS",
@@ -170,13 +170,17 @@ class BuildSpec:
     @property
     def total_memory_gb(self) -> float:
         """Raw accelerator memory over the whole build (not necessarily pooled)."""
-        per_node = sum(g.accelerator.memory_gb * g.count_per_node for g in self.accelerator_groups)
+        if not self.groups:  # one card kind: no groups to build and sum (every estimate asks)
+            return self.accelerator.memory_gb * self.accelerators_per_node * self.nodes
+        per_node = sum(g.accelerator.memory_gb * g.count_per_node for g in self.groups)
         return per_node * self.nodes
 
     @property
     def slowest_pcie_gbs(self) -> float | None:
         """The narrowest host link of any card, GB/s per direction (None when none is given)."""
-        links = [g.pcie_gbs for g in self.accelerator_groups if g.pcie_gbs is not None]
+        if not self.groups:
+            return None  # a single-kind build states no slots
+        links = [g.pcie_gbs for g in self.groups if g.pcie_gbs is not None]
         return min(links) if links else None
 
     @property
@@ -222,6 +226,17 @@ class Workload:
     # "auto": weights that do not fit in VRAM may stay in host RAM where the runtime allows
     # (llama.cpp -ngl / --n-cpu-moe); "none": they may not.
     offload: str = "auto"
+    # Hashed once: the engine keys its memo of per-call quantities by the workload.
+    _hash: int = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_hash", hash(compared_values(self)))
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __reduce__(self) -> tuple[type[Workload], tuple[object, ...]]:
+        return (type(self), init_values(self))  # rebuilt through __init__, like ModelSpec
 
 
 @dataclass(frozen=True, slots=True)

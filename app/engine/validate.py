@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import Any
 
 from .errors import EngineInputError
 from .precision import KV_BITS, PRECISIONS
@@ -44,10 +46,25 @@ _NUM = (int, float)
 _INF = float("inf")
 
 
-def _fast_ok(
-    build: BuildSpec, model: ModelSpec, workload: Workload, costs: CostAssumptions
-) -> bool:
-    """Cheap all-in-one check; the detailed checks run only when this fails."""
+# Inputs that passed the fast check, by identity: a catalogue sweep or a serving curve asks
+# about the same frozen build, model, workload and costs objects many times. Holding the object
+# keeps its id from being reused; bounded, cleared when full.
+_PASSED: dict[int, object] = {}
+_PASSED_MAX = 4096
+
+
+def _passed(obj: object, check: Callable[[Any], bool]) -> bool:
+    if _PASSED.get(id(obj)) is obj:
+        return True
+    if not check(obj):
+        return False
+    if len(_PASSED) >= _PASSED_MAX:
+        _PASSED.clear()
+    _PASSED[id(obj)] = obj
+    return True
+
+
+def _build_ok(build: BuildSpec) -> bool:
     acc = build.accelerator
     for v in (acc.memory_gb, acc.memory_bandwidth_gbs, acc.fp16_tflops):
         if type(v) not in _NUM or not 0 < v < _INF:
@@ -67,9 +84,19 @@ def _fast_ok(
     ):
         if opt is not None and (type(opt) not in _NUM or not 0 <= opt < _INF):
             return False
+    for v in (build.nodes, build.accelerators_per_node):
+        if type(v) is not int or v < 1:
+            return False
+    return (
+        acc.memory_kind in ("discrete", "unified")
+        and build.intra_node_link.kind in INTRA_LINK_KINDS
+        and build.inter_node_link.kind in INTER_LINK_KINDS
+        and build.scale_up_domain_accelerators is None
+    )
+
+
+def _model_ok(model: ModelSpec) -> bool:
     for v in (
-        build.nodes,
-        build.accelerators_per_node,
         model.num_hidden_layers,
         model.hidden_size,
         model.num_attention_heads,
@@ -77,23 +104,23 @@ def _fast_ok(
         model.head_dim,
         model.intermediate_size,
         model.vocab_size,
-        workload.context_tokens,
-        workload.prompt_tokens,
-        workload.batch,
     ):
         if type(v) is not int or v < 1:
             return False
-    w = workload
     return (
-        acc.memory_kind in ("discrete", "unified")
-        and build.intra_node_link.kind in INTRA_LINK_KINDS
-        and build.inter_node_link.kind in INTER_LINK_KINDS
-        and build.scale_up_domain_accelerators is None
-        and model.num_attention_heads % model.num_key_value_heads == 0
+        model.num_attention_heads % model.num_key_value_heads == 0
         and (model.n_routed_experts == 0 or model.num_experts_per_tok <= model.n_routed_experts)
         and 0 <= model.sliding_window_layers <= model.num_hidden_layers
         and (not model.sliding_window_layers or bool(model.sliding_window))
-        and w.mode in MODES
+    )
+
+
+def _workload_ok(w: Workload) -> bool:
+    for v in (w.context_tokens, w.prompt_tokens, w.batch):
+        if type(v) is not int or v < 1:
+            return False
+    return (
+        w.mode in MODES
         and w.precision in PRECISIONS
         and (w.kv_cache_precision is None or w.kv_cache_precision in KV_BITS)
         and w.parallelism in PARALLELISMS
@@ -106,7 +133,12 @@ def _fast_ok(
         and w.training_tokens >= 0
         and (w.mode not in ("lora", "qlora") or (type(w.lora_rank) is int and w.lora_rank > 0))
         and w.model_flops_utilization is None
-        and type(costs.amortization_years) in _NUM
+    )
+
+
+def _costs_ok(costs: CostAssumptions) -> bool:
+    return (
+        type(costs.amortization_years) in _NUM
         and 0 < costs.amortization_years < _INF
         and type(costs.electricity_usd_per_kwh) in _NUM
         and 0 <= costs.electricity_usd_per_kwh < _INF
@@ -116,6 +148,18 @@ def _fast_ok(
         and 0 < costs.utilization <= 1
         and type(costs.host_power_fraction) in _NUM
         and 0 <= costs.host_power_fraction < _INF
+    )
+
+
+def _fast_ok(
+    build: BuildSpec, model: ModelSpec, workload: Workload, costs: CostAssumptions
+) -> bool:
+    """Cheap all-in-one check; the detailed checks run only when this fails."""
+    return (
+        _passed(build, _build_ok)
+        and _passed(model, _model_ok)
+        and _passed(workload, _workload_ok)
+        and _passed(costs, _costs_ok)
     )
 
 
