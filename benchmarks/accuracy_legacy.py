@@ -1,9 +1,9 @@
-"""The first accuracy script, on benchmarks/data/measurements.csv (kept while tests use it).
+"""The first accuracy script, on benchmarks/data/measurements.csv (superseded).
 
 The measurements now live in the catalog (seed_data/measurements.yaml, the first 67 records
-are this CSV's rows) and `python benchmarks/accuracy.py` reports on them. This module stays,
-unchanged, because tests/engine/test_engine.py calls `predict(row)` on rows of the CSV; once
-those tests read the catalog's measurements it can go.
+are this CSV's rows) and `python benchmarks/accuracy.py` reports on them. No test uses this
+module any more (tests/engine/test_speed.py carries the published rows it checks, with their
+sources); it can go once benchmarks/accuracy.py stops re-exporting `predict` from it.
 
 Run from the repository root:  python benchmarks/accuracy_legacy.py
 """

@@ -1,7 +1,8 @@
 """tierline's calculation engine: fit, parallel plan, speed and cost. Standard library only."""
 
 from .errors import EngineInputError
-from .estimate import OBJECTIVE_AGGREGATE, OBJECTIVE_LATENCY, estimate, failover
+from .estimate import estimate
+from .failover import failover
 from .launch import launch_command
 from .params import model_spec_from_hf_config
 from .precision import KV_BITS, PRECISIONS, Precision, rule_of_thumb_gb
@@ -17,6 +18,7 @@ from .results import (
     TrainingFigures,
 )
 from .runtime import INFERENCE_RUNTIMES, RUNTIMES
+from .search import OBJECTIVE_AGGREGATE, OBJECTIVE_LATENCY
 from .specs import (
     PCIE_GBS_PER_LANE,
     AcceleratorGroup,

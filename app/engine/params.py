@@ -1,101 +1,12 @@
-"""Parameter counts from architecture fields, and ModelSpec from a Hugging Face config.json."""
+"""ModelSpec from a Hugging Face config.json (parameter counts live in model_shape.py)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .errors import EngineInputError
-
-if TYPE_CHECKING:
-    from .specs import ModelSpec
-
-
-def _attention_params(m: ModelSpec) -> int:
-    h, nh = m.hidden_size, m.num_attention_heads
-    if m.kv_lora_rank:
-        rope = m.qk_rope_head_dim or 0
-        nope = m.qk_nope_head_dim or 0
-        v = m.v_head_dim or nope
-        qk = nope + rope
-        if m.q_lora_rank:
-            # q_a (h -> q_lora), its RMSNorm, q_b (q_lora -> heads x (nope + rope))
-            q = h * m.q_lora_rank + m.q_lora_rank + m.q_lora_rank * nh * qk
-        else:
-            q = h * nh * qk
-        # kv_a (h -> latent + shared rope key), its RMSNorm, kv_b (latent -> heads x (nope + v))
-        kv = h * (m.kv_lora_rank + rope) + m.kv_lora_rank + m.kv_lora_rank * nh * (nope + v)
-        return q + kv + nh * v * h
-    hd, nkv = m.head_dim, m.num_key_value_heads
-    params = h * nh * hd + 2 * h * nkv * hd + nh * hd * h
-    if m.attention_bias:
-        params += (nh + 2 * nkv) * hd + h
-    return params
-
-
-def derive_model_quantities(m: ModelSpec) -> dict[str, Any]:
-    """Every per-model number the estimate needs, computed once per ModelSpec."""
-    h, layers = m.hidden_size, m.num_hidden_layers
-    norms = 2 * h  # two RMSNorm weight vectors per block
-    attn = _attention_params(m) + norms
-    dense_mlp = 3 * h * m.intermediate_size  # gated MLP: gate, up, down
-    is_moe = m.n_routed_experts > 0 and m.num_experts_per_tok > 0
-    if is_moe:
-        moe_i = m.moe_intermediate_size or m.intermediate_size
-        expert = 3 * h * moe_i
-        shared_i = m.shared_expert_intermediate_size
-        if shared_i is None:
-            shared_i = m.n_shared_experts * moe_i
-        router = h * m.n_routed_experts
-        moe_fixed = 3 * h * shared_i + router
-        after = max(layers - m.first_k_dense_replace, 0)
-        freq = max(m.moe_layer_freq, 1)
-        # Llama 4 Maverick: interleave step 2 puts MoE on every second layer (1, 3, 5 ...).
-        moe_layers = after // freq if freq > 1 else after
-    else:
-        expert = moe_fixed = moe_layers = 0
-    dense_layers = layers - moe_layers
-    embed = m.vocab_size * h
-    head = 0 if m.tie_word_embeddings else m.vocab_size * h
-    body_total = (
-        layers * attn
-        + dense_layers * dense_mlp
-        + moe_layers * (moe_fixed + m.n_routed_experts * expert)
-    )
-    body_active = (
-        layers * attn
-        + dense_layers * dense_mlp
-        + moe_layers * (moe_fixed + m.num_experts_per_tok * expert)
-    )
-    # Matmul weights touched per token: the input embedding is a row lookup, not a matmul, but
-    # the output projection reads the whole vocab x hidden matrix even when it is tied.
-    matmul_active = body_active + m.vocab_size * h
-    if m.kv_lora_rank:
-        kv_elems = m.kv_lora_rank + (m.qk_rope_head_dim or 0)
-        nope = m.qk_nope_head_dim or 0
-        # Absorbed MLA decode: scores over latent+rope, values over latent, for every head.
-        attn_flops = 2.0 * m.num_attention_heads * (2 * m.kv_lora_rank + (m.qk_rope_head_dim or 0))
-        del nope
-    else:
-        kv_elems = 2 * m.num_key_value_heads * m.head_dim
-        attn_flops = 4.0 * m.num_attention_heads * m.head_dim  # QK^T and AV, 2 FLOPs per MAC
-    return {
-        "attention_params_per_layer": attn,
-        "dense_mlp_params": dense_mlp,
-        "expert_params": expert,
-        "moe_layer_fixed_params": moe_fixed,
-        "moe_layers": moe_layers,
-        "dense_layers": dense_layers,
-        "embedding_params": embed,
-        "lm_head_params": head,
-        "params_total": body_total + embed + head + h,  # + final norm
-        # "Activated parameters" as Qwen, Mixtral and Llama publish them: embeddings included.
-        "params_active": body_active + embed + head + h,
-        "params_active_matmul": matmul_active,
-        "kv_elements_per_token_layer": kv_elems,
-        "attention_flops_per_context_token": attn_flops,
-    }
-
+from .model_shape import ModelSpec
 
 # ---------------------------------------------------------------- Hugging Face config.json
 
@@ -142,8 +53,6 @@ def model_spec_from_hf_config(
     params_active_published: int | None = None,
 ) -> ModelSpec:
     """Build a ModelSpec from a Hugging Face config.json dict (text_config is unwrapped)."""
-    from .specs import ModelSpec
-
     if not isinstance(config, Mapping):
         raise EngineInputError("config", "must be a JSON object")
     outer = config

@@ -18,62 +18,31 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .cost import billed_tokens_per_s, cost_figures
-from .plan import Prepared
+from .parts_split import (
+    CPU_BANDWIDTH_EFFICIENCY,
+    DEFAULT_RAM_BANDWIDTH_GBS,
+    HOST_RESERVED_GIB,
+    OFFLOAD_MIN_BATCH,
+    cards_of,
+    compute_s,
+    compute_scale,
+    moe_layer_indices,
+    split_layers,
+    ttft_guess,
+)
+from .parts_text import (
+    launch_with_flags,
+    parts_findings,
+    parts_no_fit,
+    parts_verdict,
+    placement_of,
+)
 from .prep import GB, GIB
-from .results import CardShare, Estimate, Finding, MemoryBreakdown, Placement, Throughput
-from .runtime import LINK_DEFAULT_GBS, LINK_EFFICIENCY, LINK_LATENCY_US
-from .specs import AcceleratorSpec, BuildSpec, CostAssumptions, ModelSpec, Workload
+from .prepared import Prepared
+from .results import CardShare, Estimate, Throughput
+from .runtime import LINK_EFFICIENCY, LINK_LATENCY_US
+from .specs import BuildSpec, CostAssumptions, ModelSpec, Workload
 from .speed import distinct_experts
-
-# Achieved share of peak DRAM bandwidth when the CPU runs the offloaded matmuls (llama.cpp CPU
-# backend, memory-bound decode). An estimate, checked against the offload rows of the
-# measurement dataset (docs/engine.md).
-CPU_BANDWIDTH_EFFICIENCY = 0.55
-# RAM the OS and the runtime keep for themselves (page cache of other files, process, KV of
-# CPU layers is counted separately). An estimate.
-HOST_RESERVED_GIB = 4.0
-# llama.cpp ggml-cuda offloads an operation on host-resident weights to the GPU from this
-# batch size on (ggml_backend_cuda_device_offload_op, min_batch_size = 32).
-OFFLOAD_MIN_BATCH = 32
-# Host RAM bandwidth when only the RAM size is stated: dual-channel DDR4-3200 (2 x 3200 MT/s x
-# 8 B), the slowest common desktop platform, so an unstated host is not flattered.
-DEFAULT_RAM_BANDWIDTH_GBS = 51.2
-# Card-to-host link when the slot is not stated: PCIe 4.0 x16 achieved (runtime.py).
-DEFAULT_PCIE_GBS = LINK_DEFAULT_GBS["pcie"]
-
-
-def _cards(build: BuildSpec) -> list[tuple[AcceleratorSpec, float]]:
-    """Every card of one node with its host link in GB/s."""
-    out = []
-    for group in build.accelerator_groups:
-        link = group.pcie_gbs or DEFAULT_PCIE_GBS
-        out.extend([(group.accelerator, link)] * group.count_per_node)
-    return out
-
-
-def _split_layers(sizes: list[float], caps: list[float]) -> list[int] | None:
-    """Whole layers (in order) per card, in proportion to the cards' capacities (llama.cpp's
-    --tensor-split by free memory); None when some card cannot hold its share."""
-    total_cap = sum(caps)
-    if total_cap <= 0:
-        return None
-    total = sum(sizes)
-    counts, start, acc, target = [], 0, 0.0, 0.0
-    for cap in caps:
-        target += total * cap / total_cap
-        end = start
-        while end < len(sizes) and acc + sizes[end] <= target + 1e-6:
-            acc += sizes[end]
-            end += 1
-        counts.append(end - start)
-        start = end
-    counts[-1] += len(sizes) - start  # rounding leftovers go to the last card
-    begin = 0
-    for count, cap in zip(counts, caps, strict=True):
-        if sum(sizes[begin : begin + count]) > cap:
-            return None
-        begin += count
-    return counts
 
 
 def needs_parts(build: BuildSpec, workload: Workload, base: Estimate) -> bool:
@@ -104,7 +73,7 @@ def with_parts(
     """The estimate re-derived for mixed cards and host-RAM offload (see the module text)."""
     layers = model.num_hidden_layers
     batch = workload.batch
-    cards = _cards(build)
+    cards = cards_of(build)
     frac = workload.memory_utilization or p.runtime.usable_fraction_discrete
     per_card_fixed = p.runtime.overhead_gb * GB + base.memory.activations_gb * GB / max(
         1, base.plan.tensor_parallel * base.plan.pipeline_parallel
@@ -113,7 +82,7 @@ def with_parts(
     kv_layer = p.kv_seq_bytes * batch / layers
     nonexpert_layer = p.nonexpert_body_bytes / layers
     experts_layer = model.n_routed_experts * p.expert_bytes
-    moe_every = set(_moe_layer_indices(model))
+    moe_every = set(moe_layer_indices(model))
     head = p.head_bytes
     embed = p.embed_bytes
 
@@ -137,14 +106,14 @@ def with_parts(
         candidates += [(len(moe_every), c) for c in range(1, layers + 1)]
     for expert_cpu, cpu_layers in candidates:
         sizes = gpu_sizes(expert_cpu, cpu_layers)
-        split = _split_layers(sizes, caps) if sizes else [0] * len(cards)
+        split = split_layers(sizes, caps) if sizes else [0] * len(cards)
         if split is not None:
             choice = (expert_cpu, cpu_layers, split)
             break
     host = build.host
     ram_usable = (host.ram_gb * GIB - HOST_RESERVED_GIB * GIB) if host and host.ram_gb else None
     if choice is None:
-        return _no_fit(base, build, p, caps, layers, allowed)
+        return parts_no_fit(base, build, p, caps, layers, allowed)
     expert_cpu, cpu_layers, split = choice
     cpu_moe = sorted(moe_every)[:expert_cpu]
     ram_bytes = expert_cpu * experts_layer + cpu_layers * (nonexpert_layer + kv_layer)
@@ -152,7 +121,7 @@ def with_parts(
         experts_layer for i in range(cpu_layers) if i in moe_every and i not in cpu_moe
     )
     if ram_bytes > 0 and (ram_usable is None or ram_bytes > ram_usable):
-        return _no_fit(base, build, p, caps, layers, allowed, ram_bytes=ram_bytes)
+        return parts_no_fit(base, build, p, caps, layers, allowed, ram_bytes=ram_bytes)
 
     # Decode: each card reads its layers' active bytes at its own bandwidth; RAM-resident parts
     # are read by the CPU at the host's bandwidth.
@@ -210,7 +179,7 @@ def with_parts(
     comm = base_t.decode_communication_s if base_t else max(card_hops, 0) * hop_s
     comm += (2 * len(cpu_moe) + (2 if cpu_layers else 0)) * hop_s
     fixed = base_t.decode_fixed_s if base_t else p.fixed_pass_s + p.runtime.fixed_s_per_step
-    compute = _compute_s(base_t, cards, split)
+    compute = compute_s(base_t, cards, split)
     memory_s = decode_gpu + decode_ram
     step = max(memory_s, compute) + comm + fixed
     # Prefill on the GPUs: the base prompt time scaled by each card's share of the layers and
@@ -220,8 +189,8 @@ def with_parts(
         -(-workload.prompt_tokens // ubatch) if workload.prompt_tokens >= OFFLOAD_MIN_BATCH else 0
     )
     prefill_pcie = passes * ram_bytes / (slowest_link * GB * LINK_EFFICIENCY)
-    ttft_base = base_t.time_to_first_token_s if base_t else _ttft_guess(p, model, workload, cards)
-    ttft = ttft_base * _compute_scale(cards, split) + prefill_pcie
+    ttft_base = base_t.time_to_first_token_s if base_t else ttft_guess(p, model, workload, cards)
+    ttft = ttft_base * compute_scale(cards, split) + prefill_pcie
     per_seq = 1.0 / step
     bottleneck = "memory bandwidth" if memory_s >= compute else "compute"
     if decode_ram > decode_gpu:
@@ -247,7 +216,7 @@ def with_parts(
         ttft_s=ttft,
         generated=max(1, workload.context_tokens - workload.prompt_tokens),
     )
-    placement = _placement(
+    placement = placement_of(
         build,
         model,
         shares,
@@ -275,7 +244,7 @@ def with_parts(
     )
     findings = list(base.findings if base.fits else [])
     findings = [f for f in findings if f.severity != "blocker"]
-    findings.extend(_findings(build, p, placement))
+    findings.extend(parts_findings(build, p, placement))
     used = sum(1 for c in split if c)
     plan = replace(
         base.plan,
@@ -286,10 +255,10 @@ def with_parts(
         accelerators_used=used,
         layers_per_stage=max(split) if split else 0,
         description=placement.description,
-        launch_command=_launch(base.plan.launch_command, placement.launch_flags, p),
+        launch_command=launch_with_flags(base.plan.launch_command, placement.launch_flags, p),
         replicas_active=1,
     )
-    verdict = _verdict(memory, placement)
+    verdict = parts_verdict(memory, placement)
     return replace(
         base,
         fits=True,
@@ -301,220 +270,4 @@ def with_parts(
         findings=tuple(findings),
         placement=placement,
         max_batch_that_fits=None,
-    )
-
-
-def _moe_layer_indices(model: ModelSpec) -> list[int]:
-    """Indices of the layers that hold routed experts."""
-    if not model.is_moe:
-        return []
-    start = model.first_k_dense_replace
-    freq = max(model.moe_layer_freq, 1)
-    return [i for i in range(start, model.num_hidden_layers) if (i - start) % freq == 0][
-        : model.moe_layers
-    ]
-
-
-def _compute_s(
-    base_t: Throughput | None, cards: list[tuple[AcceleratorSpec, float]], split: list[int]
-) -> float:
-    """Decode compute time: the base card's figure scaled by each card's share and rate."""
-    if base_t is None:
-        return 0.0
-    return base_t.decode_compute_s * _compute_scale(cards, split)
-
-
-def _compute_scale(cards: list[tuple[AcceleratorSpec, float]], split: list[int]) -> float:
-    """Time on the split relative to the first card kind doing all of it."""
-    total = sum(split)
-    if total == 0:
-        return 1.0
-    ref = cards[0][0].fp16_tflops
-    return sum(c / total * ref / acc.fp16_tflops for (acc, _), c in zip(cards, split, strict=True))
-
-
-def _ttft_guess(
-    p: Prepared, model: ModelSpec, workload: Workload, cards: list[tuple[AcceleratorSpec, float]]
-) -> float:
-    """Prompt time when the base estimate had no throughput (it did not fit): FLOPs at the
-    first card's dense rate and the runtime's prefill efficiency."""
-    flops = 2.0 * model.params_active_matmul * workload.prompt_tokens
-    return flops / (cards[0][0].fp16_tflops * 1e12 * p.runtime.compute_efficiency)
-
-
-def _placement(
-    build: BuildSpec,
-    model: ModelSpec,
-    shares: list[CardShare],
-    expert_cpu: int,
-    cpu_layers: int,
-    moe_layers: int,
-    ram_bytes: float,
-    ram_usable: float | None,
-    ram_bw: float | None,
-    decode_ram: float,
-    prefill_pcie: float,
-    split: list[int],
-    p: Prepared,
-) -> Placement:
-    layers = model.num_hidden_layers
-    parts = []
-    used = [s for s in shares if s.layers]
-    if len(used) > 1:
-        parts.append(
-            "layers split by memory: " + ", ".join(f"{s.layers} on {s.name}" for s in used)
-        )
-    if expert_cpu and cpu_layers == 0:
-        parts.append(
-            f"attention and shared weights on the GPU, {expert_cpu} of {moe_layers} expert "
-            "layers in RAM"
-        )
-    elif expert_cpu or cpu_layers:
-        parts.append(
-            f"{layers - cpu_layers} of {layers} layers on the GPU, {cpu_layers} in RAM"
-            + (
-                f" (and the experts of {expert_cpu} of {moe_layers} MoE layers)"
-                if expert_cpu
-                else ""
-            )
-        )
-    if not parts:
-        parts.append(f"all {layers} layers on the GPU")
-    offload = "none"
-    if expert_cpu and cpu_layers:
-        offload = "experts+layers"
-    elif expert_cpu:
-        offload = "experts"
-    elif cpu_layers:
-        offload = "layers"
-    flags = []
-    if p.runtime.split == "layers":
-        flags.append(f"-ngl {layers - cpu_layers if cpu_layers else 99}")
-        if expert_cpu:
-            flags.append(f"--n-cpu-moe {expert_cpu}")
-        if len(split) > 1:
-            flags.append("--tensor-split " + ",".join(str(c) for c in split))
-    return Placement(
-        description="; ".join(parts),
-        cards=tuple(shares),
-        offload=offload,
-        gpu_layers=layers - cpu_layers,
-        cpu_layers=cpu_layers,
-        expert_layers_in_ram=expert_cpu,
-        moe_layers=moe_layers,
-        ram_needed_gb=ram_bytes / GB,
-        ram_usable_gb=None if ram_usable is None else ram_usable / GB,
-        ram_bandwidth_gbs=ram_bw,
-        decode_ram_s=decode_ram,
-        prefill_pcie_s=prefill_pcie,
-        launch_flags=" ".join(flags),
-    )
-
-
-def _launch(command: str, flags: str, p: Prepared) -> str:
-    """The runtime's command with the split and offload flags in place of its defaults."""
-    if p.runtime.split != "layers" or not flags:
-        return command
-    words = command.split(" ")
-    out: list[str] = []
-    skip = 0
-    for word in words:
-        if skip:
-            skip -= 1
-            continue
-        if word in ("-ngl", "--tensor-split", "--n-cpu-moe"):
-            skip = 1
-            continue
-        out.append(word)
-    head = out[:3] if len(out) >= 3 else out  # "llama-server -m <file>"
-    return " ".join(head + flags.split(" ") + out[len(head) :])
-
-
-def _findings(build: BuildSpec, p: Prepared, placement: Placement | None) -> list[Finding]:
-    out = []
-    if build.is_mixed and p.runtime.split != "layers":
-        out.append(
-            Finding(
-                "caution",
-                f"{p.runtime.name} tensor parallelism needs identical cards; these "
-                f"{len(build.accelerator_groups)} card kinds run as a pipeline of whole layers "
-                "instead (each card's share at its own bandwidth)",
-            )
-        )
-    elif build.is_mixed:
-        out.append(
-            Finding(
-                "info",
-                "Mixed cards: llama.cpp splits whole layers in proportion to each card's free "
-                "memory (--tensor-split); a token takes the sum of every card's share at its "
-                "own bandwidth, so the slowest card sets much of the pace",
-            )
-        )
-    if placement is not None and placement.offload != "none":
-        out.append(
-            Finding(
-                "info",
-                f"Offloaded: {placement.description}. {placement.ram_needed_gb:,.0f} GB of "
-                "weights sit in host RAM and are read by the CPU at "
-                f"{placement.ram_bandwidth_gbs or DEFAULT_RAM_BANDWIDTH_GBS:,.0f} GB/s peak each "
-                "token; prefill "
-                "streams them over PCIe to the GPU (estimate)",
-            )
-        )
-        if placement.ram_bandwidth_gbs is None:
-            out.append(
-                Finding(
-                    "caution",
-                    "The host's RAM bandwidth is not stated: the offloaded part is read at "
-                    f"{DEFAULT_RAM_BANDWIDTH_GBS:g} GB/s (dual-channel DDR4-3200), an assumption. "
-                    "Give host.ram_bandwidth_gbs (or channels and speed)",
-                )
-            )
-    return out
-
-
-def _verdict(memory: MemoryBreakdown, placement: Placement) -> str:
-    if placement.offload == "none":
-        return (
-            f"Yes — split over the cards, {memory.spare_gb:,.0f} GB to spare "
-            "(whole layers per card)"
-        )
-    return f"Yes, with offload — {placement.description}"
-
-
-def _no_fit(
-    base: Estimate,
-    build: BuildSpec,
-    p: Prepared,
-    caps: list[float],
-    layers: int,
-    allowed: bool,
-    *,
-    ram_bytes: float | None = None,
-) -> Estimate:
-    """The base answer with the reason the parts do not help."""
-    extra = [f for f in _findings(build, p, None) if "identical cards" in f.message]
-    if ram_bytes is not None:
-        ram = build.host.ram_gb if build.host else None
-        extra.append(
-            Finding(
-                "blocker",
-                f"Offload would need {ram_bytes / GB:,.0f} GB of host RAM"
-                + (f"; the host has {ram:,.0f} GB" if ram else "; the host's RAM is not stated"),
-            )
-        )
-    elif not allowed and build.host is not None and build.host.ram_gb:
-        extra.append(
-            Finding(
-                "info",
-                "Offload to host RAM is off (workload offload=none) or the runtime keeps every "
-                "weight in accelerator memory",
-            )
-        )
-    return replace(
-        base,
-        fits=False,
-        throughput=None,
-        findings=base.findings + tuple(extra),
-        memory=replace(base.memory, available_total_gb=sum(caps) / GB),
     )

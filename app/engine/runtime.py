@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from . import calibrated
+from .calibrated import EFFICIENCY as FITTED_EFFICIENCY
 
 
 @dataclass(frozen=True, slots=True)
@@ -256,7 +256,7 @@ CALIBRATION_ALIASES: MappingProxyType[str, str] = MappingProxyType({"ollama": "l
 CALIBRATION: MappingProxyType[tuple[str, str], Efficiency] = MappingProxyType(
     {
         (runtime, kind): Efficiency(*values)
-        for (runtime, kind), values in calibrated.EFFICIENCY.items()
+        for (runtime, kind), values in FITTED_EFFICIENCY.items()
     }
 )
 

@@ -1,8 +1,30 @@
-"""Input dataclasses: accelerator, links, build, model shape, workload, cost assumptions."""
+"""Input dataclasses: accelerator, links, build, workload, cost assumptions.
+
+The model's shape, `ModelSpec`, lives in model_shape.py and is re-exported here, where every
+other input is."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+from .model_shape import ModelSpec, compared_values, init_values
+
+__all__ = [
+    "INTER_LINK_KINDS",
+    "INTRA_LINK_KINDS",
+    "PCIE_GBS_PER_LANE",
+    "POOLED_LINKS",
+    "AcceleratorGroup",
+    "AcceleratorSpec",
+    "BuildSpec",
+    "CostAssumptions",
+    "HostSpec",
+    "InterNodeLink",
+    "IntraNodeLink",
+    "ModelSpec",
+    "Workload",
+    "ram_bandwidth_gbs",
+]
 
 POOLED_LINKS = frozenset({"nvlink", "nvswitch", "infinity_fabric", "unified"})
 INTRA_LINK_KINDS = frozenset({"pcie", "nvlink", "nvswitch", "infinity_fabric", "unified", "none"})
@@ -148,13 +170,17 @@ class BuildSpec:
     @property
     def total_memory_gb(self) -> float:
         """Raw accelerator memory over the whole build (not necessarily pooled)."""
-        per_node = sum(g.accelerator.memory_gb * g.count_per_node for g in self.accelerator_groups)
+        if not self.groups:  # one card kind: no groups to build and sum (every estimate asks)
+            return self.accelerator.memory_gb * self.accelerators_per_node * self.nodes
+        per_node = sum(g.accelerator.memory_gb * g.count_per_node for g in self.groups)
         return per_node * self.nodes
 
     @property
     def slowest_pcie_gbs(self) -> float | None:
         """The narrowest host link of any card, GB/s per direction (None when none is given)."""
-        links = [g.pcie_gbs for g in self.accelerator_groups if g.pcie_gbs is not None]
+        if not self.groups:
+            return None  # a single-kind build states no slots
+        links = [g.pcie_gbs for g in self.groups if g.pcie_gbs is not None]
         return min(links) if links else None
 
     @property
@@ -170,85 +196,6 @@ class BuildSpec:
         if self.scale_up_domain_accelerators is not None:
             return min(self.scale_up_domain_accelerators, self.accelerator_count)
         return self.accelerators_per_node
-
-
-@dataclass(frozen=True, slots=True)
-class ModelSpec:
-    """Transformer shape, with Hugging Face config.json field names."""
-
-    name: str
-    num_hidden_layers: int
-    hidden_size: int
-    num_attention_heads: int
-    num_key_value_heads: int
-    head_dim: int
-    intermediate_size: int  # dense MLP width (dense layers)
-    vocab_size: int
-    tie_word_embeddings: bool = False
-    max_position_embeddings: int | None = None
-    # Mixture of experts (DeepSeek names; Mixtral/Qwen3/gpt-oss/Llama 4 are mapped onto them).
-    n_routed_experts: int = 0
-    num_experts_per_tok: int = 0
-    n_shared_experts: int = 0
-    moe_intermediate_size: int | None = None  # per routed expert
-    shared_expert_intermediate_size: int | None = None  # None = n_shared x moe_intermediate_size
-    first_k_dense_replace: int = 0  # leading dense layers
-    moe_layer_freq: int = 1  # after the dense prefix, every k-th layer is MoE (Llama 4 Maverick: 2)
-    # Multi-head latent attention (DeepSeek-V3, Kimi K2).
-    kv_lora_rank: int | None = None
-    q_lora_rank: int | None = None
-    qk_rope_head_dim: int | None = None
-    qk_nope_head_dim: int | None = None
-    v_head_dim: int | None = None
-    # Local attention: `sliding_window_layers` layers keep at most `sliding_window` tokens.
-    sliding_window: int | None = None
-    sliding_window_layers: int = 0
-    attention_bias: bool = False  # q/k/v(/o) biases (Qwen2, gpt-oss)
-    params_total_published: int | None = None
-    params_active_published: int | None = None
-
-    # Derived once in __post_init__ so `estimate` does no per-call architecture arithmetic.
-    attention_params_per_layer: int = field(init=False, compare=False, repr=False)
-    dense_mlp_params: int = field(init=False, compare=False, repr=False)
-    expert_params: int = field(init=False, compare=False, repr=False)
-    moe_layer_fixed_params: int = field(init=False, compare=False, repr=False)
-    moe_layers: int = field(init=False, compare=False, repr=False)
-    dense_layers: int = field(init=False, compare=False, repr=False)
-    embedding_params: int = field(init=False, compare=False, repr=False)
-    lm_head_params: int = field(init=False, compare=False, repr=False)
-    params_total: int = field(init=False, compare=False, repr=False)
-    params_active: int = field(init=False, compare=False, repr=False)
-    params_active_matmul: int = field(init=False, compare=False, repr=False)
-    kv_elements_per_token_layer: int = field(init=False, compare=False, repr=False)
-    attention_flops_per_context_token: float = field(init=False, compare=False, repr=False)
-
-    def __post_init__(self) -> None:
-        from .params import derive_model_quantities
-
-        for name, value in derive_model_quantities(self).items():
-            object.__setattr__(self, name, value)
-
-    @property
-    def attention_kind(self) -> str:
-        """ "mla", "mha", "mqa" or "gqa"."""
-        if self.kv_lora_rank:
-            return "mla"
-        if self.num_key_value_heads == self.num_attention_heads:
-            return "mha"
-        if self.num_key_value_heads == 1:
-            return "mqa"
-        return "gqa"
-
-    @property
-    def is_moe(self) -> bool:
-        """True for mixture-of-experts models."""
-        return self.n_routed_experts > 0 and self.num_experts_per_tok > 0
-
-    def kv_cache_bytes_per_token(self, kv_precision: str = "bf16") -> float:
-        """KV-cache bytes per token over all layers, ignoring sliding-window caps."""
-        from .precision import kv_bytes
-
-        return self.kv_elements_per_token_layer * self.num_hidden_layers * kv_bytes(kv_precision)
 
 
 @dataclass(frozen=True, slots=True)
@@ -279,6 +226,17 @@ class Workload:
     # "auto": weights that do not fit in VRAM may stay in host RAM where the runtime allows
     # (llama.cpp -ngl / --n-cpu-moe); "none": they may not.
     offload: str = "auto"
+    # Hashed once: the engine keys its memo of per-call quantities by the workload.
+    _hash: int = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_hash", hash(compared_values(self)))
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __reduce__(self) -> tuple[type[Workload], tuple[object, ...]]:
+        return (type(self), init_values(self))  # rebuilt through __init__, like ModelSpec
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from .plan import Prepared
 from .prep import link_for, peak_flops
+from .prepared import Prepared
 from .results import CostFigures, TrainingFigures
 from .runtime import (
     FP8_TRAINING_SPEEDUP,

@@ -20,7 +20,7 @@ from app.engine import (
     ram_bandwidth_gbs,
 )
 
-from .test_engine import GPT_OSS_120B
+from .shapes import GPT_OSS_120B
 
 LLAMA_70B = model_spec_from_hf_config(
     {

@@ -11,12 +11,15 @@ from app.engine import (
     BuildSpec,
     EngineInputError,
     IntraNodeLink,
+    ModelSpec,
     Workload,
+    estimate,
     model_spec_from_hf_config,
 )
 from app.engine.serving import (
     ServiceLevel,
     ServingWorkload,
+    SloPoint,
     Speculative,
     best_at_slo,
     concurrency_grid,
@@ -26,7 +29,7 @@ from app.engine.serving import (
     serving_curve,
 )
 
-from .test_engine import CLUSTER, DEEPSEEK_V3, DESKTOP, H200, LLAMA_8B, LLAMA_70B
+from .shapes import CLUSTER, DEEPSEEK_V3, DESKTOP, H200, LLAMA_8B, LLAMA_70B
 
 DGX_H200 = BuildSpec(
     "DGX H200", H200, 1, 8, IntraNodeLink("nvswitch", 450), power_w=10_200, price_usd=400_000
@@ -107,31 +110,37 @@ def test_no_point_meeting_the_limits_gives_no_operating_point_and_says_so() -> N
     assert any("No concurrency meets" in f.message for f in curve.findings)
 
 
-def test_sizing_for_concurrent_users_scales_linearly_with_load() -> None:
+@pytest.mark.parametrize("factor", [1, 2, 4, 8])
+def test_sizing_for_concurrent_users_scales_linearly_with_load(factor: int) -> None:
     slo = ServiceLevel(tokens_per_s_per_user_min=60)
     base = serving_curve(ONE_H200, LLAMA8, FP8, CHAT, slo).at_slo
     assert base is not None
-    per_copy = base.point.concurrency
-    copies = []
-    for factor in (1, 2, 4, 8):
-        load = replace(slo, concurrent_users=per_copy * 10 * factor)
-        at = serving_curve(ONE_H200, LLAMA8, FP8, CHAT, load).at_slo
-        assert at is not None
-        copies.append(at.copies_needed)
-    assert copies == [10, 20, 40, 80]
+    load = replace(slo, concurrent_users=base.point.concurrency * 10 * factor)
+    at = serving_curve(ONE_H200, LLAMA8, FP8, CHAT, load).at_slo
+    assert at is not None and at.copies_needed == 10 * factor
 
 
-def test_sizing_for_a_request_rate_scales_about_linearly_and_queues_inside_the_ttft_limit() -> None:
-    copies = []
-    rates = (200.0, 400.0, 800.0)
-    for rate in rates:
-        slo = ServiceLevel(ttft_s_max=1.0, tokens_per_s_per_user_min=60, requests_per_s=rate)
-        at = serving_curve(ONE_H200, LLAMA8, FP8, CHAT, slo).at_slo
-        assert at is not None and at.copies_needed is not None and at.utilization is not None
-        assert at.point.ttft_s <= 1.0
-        assert at.point.queue_wait_s >= 0.0
-        assert at.utilization < 1.0
-        copies.append(at.copies_needed)
+RATES = (200.0, 400.0, 800.0)
+
+
+def _sized_for_rate(rate: float) -> SloPoint:
+    slo = ServiceLevel(ttft_s_max=1.0, tokens_per_s_per_user_min=60, requests_per_s=rate)
+    at = serving_curve(ONE_H200, LLAMA8, FP8, CHAT, slo).at_slo
+    assert at is not None and at.copies_needed is not None and at.utilization is not None
+    return at
+
+
+@pytest.mark.parametrize("rate", RATES)
+def test_sizing_for_a_request_rate_queues_inside_the_ttft_limit(rate: float) -> None:
+    at = _sized_for_rate(rate)
+    assert at.point.ttft_s <= 1.0
+    assert at.point.queue_wait_s >= 0.0
+    assert at.utilization is not None and at.utilization < 1.0
+
+
+def test_sizing_for_a_request_rate_scales_about_linearly() -> None:
+    rates = RATES
+    copies = [_sized_for_rate(rate).copies_needed or 0 for rate in rates]
     # Whole copies round up, so copies per request/s agree to within one copy's share.
     per_rate = [c / r for c, r in zip(copies, rates, strict=True)]
     assert max(per_rate) / min(per_rate) < 1 + 1 / copies[0]
@@ -224,20 +233,25 @@ def test_the_plan_search_prefers_replicas_of_small_groups_for_throughput_at_an_s
     assert searched.at_slo.copies_needed < pinned.at_slo.copies_needed
 
 
-def test_the_fast_slo_search_finds_the_curves_operating_point() -> None:
-    for build, model, slo in (
+@pytest.mark.parametrize(
+    ("build", "model", "slo"),
+    [
         (ONE_H200, LLAMA8, ServiceLevel(ttft_s_max=0.5, tokens_per_s_per_user_min=60)),
         (DGX_H200, DEEPSEEK, ServiceLevel(tokens_per_s_per_user_min=20, concurrent_users=900)),
         (DGX_H200, LLAMA70, ServiceLevel(itl_ms_max=25, requests_per_s=30)),
         (DGX_H200, DEEPSEEK, ServiceLevel(concurrent_users=5000)),  # the top of the curve
-    ):
-        curve = serving_curve(build, model, FP8, CHAT, slo)
-        found = best_at_slo(build, model, FP8, CHAT, slo)
-        assert curve.at_slo is not None and found is not None
-        plan, at = found
-        assert plan == curve.plan
-        assert at.point.concurrency == curve.at_slo.point.concurrency
-        assert at.copies_needed == curve.at_slo.copies_needed
+    ],
+)
+def test_the_fast_slo_search_finds_the_curves_operating_point(
+    build: BuildSpec, model: ModelSpec, slo: ServiceLevel
+) -> None:
+    curve = serving_curve(build, model, FP8, CHAT, slo)
+    found = best_at_slo(build, model, FP8, CHAT, slo)
+    assert curve.at_slo is not None and found is not None
+    plan, at = found
+    assert plan == curve.plan
+    assert at.point.concurrency == curve.at_slo.point.concurrency
+    assert at.copies_needed == curve.at_slo.copies_needed
 
 
 def test_every_figure_is_labelled_an_estimate() -> None:
@@ -252,8 +266,6 @@ def test_the_curve_ends_at_the_largest_concurrency_that_really_fits() -> None:
     assert curve.max_concurrency == top
     wl = replace(FP8, context_tokens=2048, prompt_tokens=1024, tensor_parallel=8,
                  pipeline_parallel=1)
-    from app.engine import estimate
-
     assert estimate(DGX_H200, DEEPSEEK, replace(wl, batch=top)).fits
     assert not estimate(DGX_H200, DEEPSEEK, replace(wl, batch=top + 1)).fits
 
@@ -266,15 +278,18 @@ def test_the_curve_ends_at_the_largest_concurrency_that_really_fits() -> None:
         ServiceLevel(ttft_s_max=0.3, requests_per_s=50),
     ],
 )
-def test_the_fast_slo_search_agrees_with_the_curve_across_builds(slo: ServiceLevel) -> None:
-    for build in (ONE_H200, DGX_H200, DESKTOP, CLUSTER):
-        for model in (LLAMA8, LLAMA70):
-            curve = serving_curve(build, model, FP8, CHAT, slo)
-            found = best_at_slo(build, model, FP8, CHAT, slo)
-            where = (build.name, model.name)
-            if curve.at_slo is None:
-                assert found is None, where
-                continue
-            assert found is not None, where
-            assert found[1].point.concurrency == curve.at_slo.point.concurrency, where
-            assert found[1].copies_needed == curve.at_slo.copies_needed, where
+@pytest.mark.parametrize("model", [LLAMA8, LLAMA70], ids=lambda m: m.name)
+@pytest.mark.parametrize(
+    "build", [ONE_H200, DGX_H200, DESKTOP, CLUSTER], ids=lambda b: b.name
+)
+def test_the_fast_slo_search_agrees_with_the_curve_across_builds(
+    slo: ServiceLevel, build: BuildSpec, model: ModelSpec
+) -> None:
+    curve = serving_curve(build, model, FP8, CHAT, slo)
+    found = best_at_slo(build, model, FP8, CHAT, slo)
+    if curve.at_slo is None:
+        assert found is None
+        return
+    assert found is not None
+    assert found[1].point.concurrency == curve.at_slo.point.concurrency
+    assert found[1].copies_needed == curve.at_slo.copies_needed

@@ -1,0 +1,96 @@
+"""Where a build of parts puts the weights: layers over mixed cards, and the host-RAM constants."""
+
+from __future__ import annotations
+
+from .prepared import Prepared
+from .results import Throughput
+from .runtime import LINK_DEFAULT_GBS
+from .specs import AcceleratorSpec, BuildSpec, ModelSpec, Workload
+
+# Achieved share of peak DRAM bandwidth when the CPU runs the offloaded matmuls (llama.cpp CPU
+# backend, memory-bound decode). An estimate, checked against the offload rows of the
+# measurement dataset (docs/engine.md).
+CPU_BANDWIDTH_EFFICIENCY = 0.55
+# RAM the OS and the runtime keep for themselves (page cache of other files, process, KV of
+# CPU layers is counted separately). An estimate.
+HOST_RESERVED_GIB = 4.0
+# llama.cpp ggml-cuda offloads an operation on host-resident weights to the GPU from this
+# batch size on (ggml_backend_cuda_device_offload_op, min_batch_size = 32).
+OFFLOAD_MIN_BATCH = 32
+# Host RAM bandwidth when only the RAM size is stated: dual-channel DDR4-3200 (2 x 3200 MT/s x
+# 8 B), the slowest common desktop platform, so an unstated host is not flattered.
+DEFAULT_RAM_BANDWIDTH_GBS = 51.2
+# Card-to-host link when the slot is not stated: PCIe 4.0 x16 achieved (runtime.py).
+DEFAULT_PCIE_GBS = LINK_DEFAULT_GBS["pcie"]
+
+
+def cards_of(build: BuildSpec) -> list[tuple[AcceleratorSpec, float]]:
+    """Every card of one node with its host link in GB/s."""
+    out = []
+    for group in build.accelerator_groups:
+        link = group.pcie_gbs or DEFAULT_PCIE_GBS
+        out.extend([(group.accelerator, link)] * group.count_per_node)
+    return out
+
+
+def split_layers(sizes: list[float], caps: list[float]) -> list[int] | None:
+    """Whole layers (in order) per card, in proportion to the cards' capacities (llama.cpp's
+    --tensor-split by free memory); None when some card cannot hold its share."""
+    total_cap = sum(caps)
+    if total_cap <= 0:
+        return None
+    total = sum(sizes)
+    counts, start, acc, target = [], 0, 0.0, 0.0
+    for cap in caps:
+        target += total * cap / total_cap
+        end = start
+        while end < len(sizes) and acc + sizes[end] <= target + 1e-6:
+            acc += sizes[end]
+            end += 1
+        counts.append(end - start)
+        start = end
+    counts[-1] += len(sizes) - start  # rounding leftovers go to the last card
+    begin = 0
+    for count, cap in zip(counts, caps, strict=True):
+        if sum(sizes[begin : begin + count]) > cap:
+            return None
+        begin += count
+    return counts
+
+
+def moe_layer_indices(model: ModelSpec) -> list[int]:
+    """Indices of the layers that hold routed experts."""
+    if not model.is_moe:
+        return []
+    start = model.first_k_dense_replace
+    freq = max(model.moe_layer_freq, 1)
+    return [i for i in range(start, model.num_hidden_layers) if (i - start) % freq == 0][
+        : model.moe_layers
+    ]
+
+
+def compute_s(
+    base_t: Throughput | None, cards: list[tuple[AcceleratorSpec, float]], split: list[int]
+) -> float:
+    """Decode compute time: the base card's figure scaled by each card's share and rate."""
+    if base_t is None:
+        return 0.0
+    return base_t.decode_compute_s * compute_scale(cards, split)
+
+
+def compute_scale(cards: list[tuple[AcceleratorSpec, float]], split: list[int]) -> float:
+    """Time on the split relative to the first card kind doing all of it."""
+    total = sum(split)
+    if total == 0:
+        return 1.0
+    ref = cards[0][0].fp16_tflops
+    return sum(c / total * ref / acc.fp16_tflops for (acc, _), c in zip(cards, split, strict=True))
+
+
+def ttft_guess(
+    p: Prepared, model: ModelSpec, workload: Workload, cards: list[tuple[AcceleratorSpec, float]]
+) -> float:
+    """Prompt time when the base estimate had no throughput (it did not fit): FLOPs at the
+    first card's dense rate and the runtime's prefill efficiency."""
+    flops = 2.0 * model.params_active_matmul * workload.prompt_tokens
+    return flops / (cards[0][0].fp16_tflops * 1e12 * p.runtime.compute_efficiency)

@@ -1,0 +1,192 @@
+"""A build of parts in words: the placement, the launch flags, findings, verdict, no-fit answer."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from .parts_split import DEFAULT_RAM_BANDWIDTH_GBS
+from .prep import GB
+from .prepared import Prepared
+from .results import CardShare, Estimate, Finding, MemoryBreakdown, Placement
+from .specs import BuildSpec, ModelSpec
+
+
+def placement_of(
+    build: BuildSpec,
+    model: ModelSpec,
+    shares: list[CardShare],
+    expert_cpu: int,
+    cpu_layers: int,
+    moe_layers: int,
+    ram_bytes: float,
+    ram_usable: float | None,
+    ram_bw: float | None,
+    decode_ram: float,
+    prefill_pcie: float,
+    split: list[int],
+    p: Prepared,
+) -> Placement:
+    """Where the weights live, in words and as the runtime's flags."""
+    layers = model.num_hidden_layers
+    parts = []
+    used = [s for s in shares if s.layers]
+    if len(used) > 1:
+        parts.append(
+            "layers split by memory: " + ", ".join(f"{s.layers} on {s.name}" for s in used)
+        )
+    if expert_cpu and cpu_layers == 0:
+        parts.append(
+            f"attention and shared weights on the GPU, {expert_cpu} of {moe_layers} expert "
+            "layers in RAM"
+        )
+    elif expert_cpu or cpu_layers:
+        parts.append(
+            f"{layers - cpu_layers} of {layers} layers on the GPU, {cpu_layers} in RAM"
+            + (
+                f" (and the experts of {expert_cpu} of {moe_layers} MoE layers)"
+                if expert_cpu
+                else ""
+            )
+        )
+    if not parts:
+        parts.append(f"all {layers} layers on the GPU")
+    offload = "none"
+    if expert_cpu and cpu_layers:
+        offload = "experts+layers"
+    elif expert_cpu:
+        offload = "experts"
+    elif cpu_layers:
+        offload = "layers"
+    flags = []
+    if p.runtime.split == "layers":
+        flags.append(f"-ngl {layers - cpu_layers if cpu_layers else 99}")
+        if expert_cpu:
+            flags.append(f"--n-cpu-moe {expert_cpu}")
+        if len(split) > 1:
+            flags.append("--tensor-split " + ",".join(str(c) for c in split))
+    return Placement(
+        description="; ".join(parts),
+        cards=tuple(shares),
+        offload=offload,
+        gpu_layers=layers - cpu_layers,
+        cpu_layers=cpu_layers,
+        expert_layers_in_ram=expert_cpu,
+        moe_layers=moe_layers,
+        ram_needed_gb=ram_bytes / GB,
+        ram_usable_gb=None if ram_usable is None else ram_usable / GB,
+        ram_bandwidth_gbs=ram_bw,
+        decode_ram_s=decode_ram,
+        prefill_pcie_s=prefill_pcie,
+        launch_flags=" ".join(flags),
+    )
+
+
+def launch_with_flags(command: str, flags: str, p: Prepared) -> str:
+    """The runtime's command with the split and offload flags in place of its defaults."""
+    if p.runtime.split != "layers" or not flags:
+        return command
+    words = command.split(" ")
+    out: list[str] = []
+    skip = 0
+    for word in words:
+        if skip:
+            skip -= 1
+            continue
+        if word in ("-ngl", "--tensor-split", "--n-cpu-moe"):
+            skip = 1
+            continue
+        out.append(word)
+    head = out[:3] if len(out) >= 3 else out  # "llama-server -m <file>"
+    return " ".join(head + flags.split(" ") + out[len(head) :])
+
+
+def parts_findings(build: BuildSpec, p: Prepared, placement: Placement | None) -> list[Finding]:
+    """Notes on mixed cards and offload."""
+    out = []
+    if build.is_mixed and p.runtime.split != "layers":
+        out.append(
+            Finding(
+                "caution",
+                f"{p.runtime.name} tensor parallelism needs identical cards; these "
+                f"{len(build.accelerator_groups)} card kinds run as a pipeline of whole layers "
+                "instead (each card's share at its own bandwidth)",
+            )
+        )
+    elif build.is_mixed:
+        out.append(
+            Finding(
+                "info",
+                "Mixed cards: llama.cpp splits whole layers in proportion to each card's free "
+                "memory (--tensor-split); a token takes the sum of every card's share at its "
+                "own bandwidth, so the slowest card sets much of the pace",
+            )
+        )
+    if placement is not None and placement.offload != "none":
+        out.append(
+            Finding(
+                "info",
+                f"Offloaded: {placement.description}. {placement.ram_needed_gb:,.0f} GB of "
+                "weights sit in host RAM and are read by the CPU at "
+                f"{placement.ram_bandwidth_gbs or DEFAULT_RAM_BANDWIDTH_GBS:,.0f} GB/s peak each "
+                "token; prefill "
+                "streams them over PCIe to the GPU (estimate)",
+            )
+        )
+        if placement.ram_bandwidth_gbs is None:
+            out.append(
+                Finding(
+                    "caution",
+                    "The host's RAM bandwidth is not stated: the offloaded part is read at "
+                    f"{DEFAULT_RAM_BANDWIDTH_GBS:g} GB/s (dual-channel DDR4-3200), an assumption. "
+                    "Give host.ram_bandwidth_gbs (or channels and speed)",
+                )
+            )
+    return out
+
+
+def parts_verdict(memory: MemoryBreakdown, placement: Placement) -> str:
+    """The Yes answer of a build whose parts make the model fit."""
+    if placement.offload == "none":
+        return (
+            f"Yes — split over the cards, {memory.spare_gb:,.0f} GB to spare "
+            "(whole layers per card)"
+        )
+    return f"Yes, with offload — {placement.description}"
+
+
+def parts_no_fit(
+    base: Estimate,
+    build: BuildSpec,
+    p: Prepared,
+    caps: list[float],
+    layers: int,
+    allowed: bool,
+    *,
+    ram_bytes: float | None = None,
+) -> Estimate:
+    """The base answer with the reason the parts do not help."""
+    extra = [f for f in parts_findings(build, p, None) if "identical cards" in f.message]
+    if ram_bytes is not None:
+        ram = build.host.ram_gb if build.host else None
+        extra.append(
+            Finding(
+                "blocker",
+                f"Offload would need {ram_bytes / GB:,.0f} GB of host RAM"
+                + (f"; the host has {ram:,.0f} GB" if ram else "; the host's RAM is not stated"),
+            )
+        )
+    elif not allowed and build.host is not None and build.host.ram_gb:
+        extra.append(
+            Finding(
+                "info",
+                "Offload to host RAM is off (workload offload=none) or the runtime keeps every "
+                "weight in accelerator memory",
+            )
+        )
+    return replace(
+        base,
+        fits=False,
+        throughput=None,
+        findings=base.findings + tuple(extra),
+        memory=replace(base.memory, available_total_gb=sum(caps) / GB),
+    )

@@ -1,0 +1,178 @@
+"""The per-call quantities every candidate split shares (bytes, FLOPs, counts), computed once."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .precision import PRECISIONS, Precision, kv_bytes
+from .prep import (
+    GIB,
+    accelerator_class,
+    bandwidth_efficiency,
+    fixed_per_pass,
+    resolve_runtime,
+    unified_platform,
+    usable_fraction,
+)
+from .runtime import RUNTIMES, RuntimeProfile
+from .specs import BuildSpec, ModelSpec, Workload
+
+# Mixed-precision Adam: bf16 weights (2) + bf16 gradients (2) + fp32 master, m, v (12).
+TRAIN_WEIGHT_BYTES = 2.0
+TRAIN_GRAD_BYTES = 2.0
+TRAIN_OPTIMIZER_BYTES = 12.0
+# LoRA adapters (QLoRA paper): bf16 weights (2) + bf16 gradients (2) + fp32 Adam m, v (8).
+ADAPTER_STATE_BYTES = 12.0
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """Quantities shared by every candidate split (bytes, FLOPs, counts)."""
+
+    mode: str
+    precision: Precision
+    kv_precision: str
+    runtime: RuntimeProfile
+    usable_per_accel: float  # bytes
+    body_bytes: float  # all transformer layers
+    nonexpert_body_bytes: float  # attention + dense MLPs + shared experts + routers
+    expert_bytes: float  # one routed expert in one layer
+    embed_bytes: float
+    head_bytes: float  # output projection (the embedding again when tied)
+    head_params_bytes: float  # output projection stored separately (0 when tied)
+    kv_token_layer_bytes: float
+    full_layers: int
+    windowed_layers: int
+    window: int
+    kv_seq_bytes: float  # one sequence at context_tokens, all layers, window caps applied
+    act_hidden_bytes: float  # per in-flight token, before TP division of the MLP part
+    act_mlp_bytes: float
+    trainable_params: int
+    train_state_bytes_per_param: float
+    recompute: bool  # activation recomputation in effect (training modes)
+    bandwidth_efficiency: float  # achieved share of nominal bandwidth (runtime x platform)
+    fixed_pass_s: float  # fixed seconds of one forward pass over all layers
+
+
+def kv_tokens_weighted(p: Prepared, tokens: int) -> float:
+    """Layer-tokens held for one sequence of `tokens` (windowed layers capped)."""
+    return p.full_layers * tokens + p.windowed_layers * min(tokens, p.window)
+
+
+# Prepared depends on the build only through one accelerator's memory size and kind, so a
+# catalogue sweep or repeated requests reuse it. Bounded: cleared when full (no unbounded
+# global state); keys are frozen, hashable inputs.
+_PREPARED_CACHE: dict[tuple[ModelSpec, Workload, float, str, str, str], Prepared] = {}
+_PREPARED_CACHE_MAX = 256
+
+
+def clear_prepared() -> None:
+    """Forget memoised per-call quantities (a calibration swapping efficiency constants)."""
+    _PREPARED_CACHE.clear()
+
+
+def prepare(build: BuildSpec, model: ModelSpec, workload: Workload) -> Prepared:
+    """Compute the per-call quantities (no plan yet); memoised in a small bounded cache."""
+    acc = build.accelerator
+    # The platform decides the unified-memory share and the default runtime (Apple).
+    kind = acc.memory_kind if acc.memory_kind != "unified" else unified_platform(acc)
+    # The device class picks the efficiency constants Prepared carries (runtime.efficiency).
+    key = (
+        model,
+        workload,
+        acc.memory_gb,
+        kind,
+        acc.name if kind == "apple" else "",
+        accelerator_class(acc),
+    )
+    hit = _PREPARED_CACHE.get(key)
+    if hit is not None:
+        return hit
+    result = _prepare(build, model, workload)
+    if len(_PREPARED_CACHE) >= _PREPARED_CACHE_MAX:
+        _PREPARED_CACHE.clear()
+    _PREPARED_CACHE[key] = result
+    return result
+
+
+def _prepare(build: BuildSpec, model: ModelSpec, workload: Workload) -> Prepared:
+    mode = workload.mode
+    prec = PRECISIONS["nf4"] if mode == "qlora" else PRECISIONS[workload.precision]
+    runtime = RUNTIMES[resolve_runtime(build, workload)]
+    kv_name = workload.kv_cache_precision or prec.kv_default
+    wb = prec.bytes_per_weight
+    emb_b = 2.0 if prec.embeddings_16bit else wb
+    if mode == "training":
+        wb = emb_b = TRAIN_WEIGHT_BYTES if prec.bits_per_weight <= 16 else 4.0
+    m = model
+    layers = m.num_hidden_layers
+    nonexpert_params = (
+        layers * m.attention_params_per_layer
+        + m.dense_layers * m.dense_mlp_params
+        + m.moe_layers * m.moe_layer_fixed_params
+    )
+    body_params = nonexpert_params + m.moe_layers * m.n_routed_experts * m.expert_params
+    embed_bytes = m.embedding_params * emb_b
+    head_params_bytes = m.lm_head_params * emb_b
+    kv_b = kv_bytes(kv_name)
+    windowed = m.sliding_window_layers if m.sliding_window else 0
+    window = m.sliding_window or 0
+    kv_tl = m.kv_elements_per_token_layer * kv_b
+    full = layers - windowed
+    ctx = workload.context_tokens
+    kv_seq = kv_tl * (full * ctx + windowed * min(ctx, window))
+    moe_i = (m.moe_intermediate_size or m.intermediate_size) * m.num_experts_per_tok
+    mlp_width = max(m.intermediate_size if m.dense_layers else 0, moe_i)
+    recompute = workload.activation_recomputation
+    if recompute is None:
+        # The standard LoRA/QLoRA recipe (PEFT / TRL gradient_checkpointing=True) recomputes.
+        recompute = mode in ("lora", "qlora")
+    trainable = 0
+    state_bytes = 0.0
+    if mode == "training":
+        trainable = m.params_total
+        state_bytes = TRAIN_GRAD_BYTES + TRAIN_OPTIMIZER_BYTES
+    elif mode in ("lora", "qlora"):
+        trainable = lora_params(m, workload.lora_rank)
+        state_bytes = ADAPTER_STATE_BYTES
+    return Prepared(
+        mode=mode,
+        precision=prec,
+        kv_precision=kv_name,
+        runtime=runtime,
+        usable_per_accel=build.accelerator.memory_gb
+        * GIB
+        * usable_fraction(build, workload, runtime),
+        body_bytes=body_params * wb,
+        nonexpert_body_bytes=nonexpert_params * wb,
+        expert_bytes=m.expert_params * wb,
+        embed_bytes=embed_bytes,
+        head_bytes=m.vocab_size * m.hidden_size * emb_b,
+        head_params_bytes=head_params_bytes,
+        kv_token_layer_bytes=kv_tl,
+        full_layers=full,
+        windowed_layers=windowed,
+        window=window,
+        kv_seq_bytes=kv_seq,
+        # Hidden-state buffers (residual, norm out, attention out, QKV) in 16-bit.
+        act_hidden_bytes=(4 * m.hidden_size + 2 * m.num_attention_heads * m.head_dim) * 2.0,
+        act_mlp_bytes=3 * mlp_width * 2.0,  # gate, up and their product
+        trainable_params=trainable,
+        train_state_bytes_per_param=state_bytes,
+        recompute=recompute,
+        bandwidth_efficiency=bandwidth_efficiency(runtime, build),
+        fixed_pass_s=fixed_per_pass(runtime, build, model),
+    )
+
+
+def lora_params(model: ModelSpec, rank: int) -> int:
+    """Adapter parameters: rank x (d_in + d_out) on every attention and dense-MLP projection."""
+    m = model
+    h = m.hidden_size
+    q_out = m.num_attention_heads * m.head_dim
+    kv_out = m.num_key_value_heads * m.head_dim
+    attn = (h + q_out) * 2 + (h + kv_out) * 2  # q, o, k, v
+    mlp = (h + m.intermediate_size) * 3  # gate, up, down
+    # MoE layers: adapters on attention only (expert adapters are unusual and huge).
+    per_layer_sum = m.num_hidden_layers * attn + m.dense_layers * mlp
+    return rank * per_layer_sum

@@ -1,0 +1,169 @@
+"""Fit: memory per accelerator, the verdict, what else would fit (memory.py, findings.py)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from app.engine import AcceleratorSpec, BuildSpec, IntraNodeLink, Workload, estimate
+
+from .shapes import (
+    CLUSTER,
+    DEEPSEEK_V3,
+    DESKTOP,
+    GEMMA3_27B,
+    H100,
+    H200,
+    LLAMA_3_8B,
+    LLAMA_3_70B,
+    LLAMA_8B,
+    LLAMA_70B,
+    M2_ULTRA,
+    RTX4090,
+    RTX6000,
+    TWO_DGX_H200,
+    spec,
+)
+
+
+def test_deepseek_fp8_does_not_fit_four_isolated_4090s():
+    e = estimate(DESKTOP, spec(DEEPSEEK_V3), Workload(precision="fp8"))
+    assert not e.fits
+    assert e.throughput is None
+    # Four "24 GB" cards hold 4 x 24 GiB = 103 x 1e9 bytes; memory is never summed over them.
+    assert e.verdict.startswith("No — 4 isolated 24 GB cards (103 GB in all); needs ")
+    assert any(f.severity == "blocker" for f in e.findings)
+
+
+def test_deepseek_fp8_fits_two_dgx_h200():
+    e = estimate(CLUSTER, spec(DEEPSEEK_V3), Workload(precision="fp8"))
+    assert e.fits
+    # 16 x 141 GiB x vLLM's 90 % = 2,180 x 1e9 bytes usable.
+    assert e.verdict.startswith("Yes — 2,180 GB usable of 2,422 GB, needs ")
+    assert e.verdict.endswith("GB to spare")
+    assert e.plan.tensor_parallel == 8
+    assert e.throughput is not None and e.throughput.decode_tokens_per_s > 0
+    assert e.memory.rule_of_thumb_gb == pytest.approx(805, abs=1)
+
+
+def test_156_gb_model_fits_cluster_but_not_desktop():
+    # Llama 3.1 70B in BF16 is ~141 GB of weights; with KV and overheads ~156 GB.
+    model = spec(LLAMA_70B)
+    desk = estimate(DESKTOP, model, Workload(precision="bf16", context_tokens=32768))
+    clus = estimate(CLUSTER, model, Workload(precision="bf16", context_tokens=32768))
+    assert 140 < clus.memory.total_gb < 175
+    assert not desk.fits and clus.fits
+
+
+def test_fit_is_judged_per_accelerator_not_summed():
+    # 4 x 24 GB = 96 GB sums above ~70 GB of FP8 weights, but the layer split still fits; a
+    # model whose single layer-stage exceeds one card must not fit even if the sum would.
+    model = spec(LLAMA_70B)
+    e = estimate(DESKTOP, model, Workload(precision="fp8", context_tokens=2048))
+    assert e.memory.per_accelerator_gb <= e.memory.available_per_accelerator_gb
+    assert e.plan.tensor_parallel * e.plan.pipeline_parallel >= 3
+    one = estimate(
+        BuildSpec("1x RTX 4090", RTX4090), model, Workload(precision="fp8", context_tokens=2048)
+    )
+    assert not one.fits
+
+
+def test_sliding_window_caps_kv_cache():
+    gemma = spec(GEMMA3_27B)
+    build = BuildSpec("1x H200", H200)
+    full = dataclasses.replace(gemma, sliding_window=None, sliding_window_layers=0)
+    w = Workload(precision="bf16", context_tokens=32768)
+    assert (
+        estimate(build, gemma, w).memory.kv_cache_gb
+        < estimate(build, full, w).memory.kv_cache_gb / 4
+    )
+
+
+def test_max_context_and_batch_are_consistent_with_fit():
+    build = BuildSpec("1x 4090", RTX4090)
+    e = estimate(build, spec(LLAMA_8B), Workload(precision="q4_k_m", runtime="llama.cpp"))
+    assert e.fits and e.max_context_tokens_that_fit >= 4096
+    ctx = min(e.max_context_tokens_that_fit, 131072)
+    assert estimate(
+        build, spec(LLAMA_8B), Workload(precision="q4_k_m", runtime="llama.cpp", context_tokens=ctx)
+    ).fits
+    assert e.max_batch_that_fits >= 1
+
+
+def test_unified_memory_uses_three_quarters_of_ram():
+    e = estimate(BuildSpec("Mac Studio", M2_ULTRA), spec(LLAMA_8B), Workload(runtime="llama.cpp"))
+    # macOS wires ~75 % of RAM for the GPU by default; "192 GB" of RAM is 192 GiB.
+    assert e.memory.available_per_accelerator_gb == pytest.approx(192 * 2**30 * 0.75 / 1e9)
+
+
+EIGHT_H100 = BuildSpec("8x H100", H100, 1, 8, IntraNodeLink("nvswitch", 450))
+
+
+def test_training_memory_is_sixteen_bytes_per_param_plus_activations():
+    model = spec(LLAMA_8B)
+    e = estimate(EIGHT_H100, model, Workload(mode="training", context_tokens=4096, batch=1))
+    states = e.memory.weights_gb + e.memory.gradients_gb + e.memory.optimizer_gb
+    assert states == pytest.approx(model.params_total * 16 / 1e9, rel=0.01)
+    assert e.memory.activations_gb > 0
+
+
+def test_zero3_divides_states_over_data_parallel():
+    model = spec(LLAMA_8B)
+    dp_only = {"tensor_parallel": 1, "pipeline_parallel": 1}
+    z0 = estimate(EIGHT_H100, model, Workload(mode="training", zero_stage=0, batch=1, **dp_only))
+    z3 = estimate(EIGHT_H100, model, Workload(mode="training", zero_stage=3, batch=1, **dp_only))
+    assert not z0.fits and z3.fits
+    # DeepSpeed's estimator: 18 bytes/param / 8 GPUs + a gather buffer, against 16 bytes/param.
+    assert z3.memory.per_accelerator_gb < z0.memory.per_accelerator_gb / 3
+    assert z3.training is not None and z3.training.tokens_per_s > 0
+
+
+def test_qlora_fits_70b_on_48_gb():
+    build = BuildSpec("1x RTX 6000 Ada", RTX6000)
+    w = Workload(
+        mode="qlora",
+        context_tokens=2048,
+        batch=1,
+        activation_recomputation=True,
+        training_tokens=10_000_000,
+    )
+    e = estimate(build, spec(LLAMA_70B), w)
+    assert e.fits
+    assert e.training is not None and e.training.time_to_train_hours > 0
+    assert not estimate(build, spec(LLAMA_70B), dataclasses.replace(w, mode="lora")).fits
+
+
+def test_a_16_gb_card_fits_llama_3_8b_f16_at_4k_in_llama_cpp():
+    card = AcceleratorSpec("16 GB card", 16, 448, 44)
+    e = estimate(
+        BuildSpec("1x 16 GB", card), LLAMA_3_8B, Workload(precision="fp16", runtime="llama.cpp")
+    )
+    assert e.fits, e.verdict
+    # 16 GiB of capacity, shown in GB (1e9 bytes).
+    assert e.memory.available_per_accelerator_gb == pytest.approx(16 * 2**30 / 1e9)
+
+
+def test_dgx_spark_exposes_at_least_110_gb():
+    gb10 = AcceleratorSpec(
+        "NVIDIA GB10 Superchip (DGX Spark, 128 GB)", 128, 273, 62.5, memory_kind="unified"
+    )
+    e = estimate(
+        BuildSpec("DGX Spark", gb10, intra_node_link=IntraNodeLink("unified", None)),
+        LLAMA_3_8B,
+        Workload(),
+    )
+    assert e.memory.available_per_accelerator_gb >= 110
+    apple = AcceleratorSpec(
+        "Apple M4 Max (40-core GPU, 128 GB)", 128, 546, 34, memory_kind="unified"
+    )
+    mac = estimate(BuildSpec("Mac", apple), LLAMA_3_8B, Workload())
+    assert mac.runtime == "llama.cpp"  # Apple builds default to llama.cpp
+    assert mac.memory.available_per_accelerator_gb < e.memory.available_per_accelerator_gb
+
+
+def test_kv_cache_defaults_to_bf16_for_fp8_weights():
+    e = estimate(TWO_DGX_H200, LLAMA_3_70B, Workload(precision="fp8"))
+    assert any("KV cache bf16" in a for a in e.assumptions)
+    fp8kv = estimate(TWO_DGX_H200, LLAMA_3_70B, Workload(precision="fp8", kv_cache_precision="fp8"))
+    assert fp8kv.memory.kv_cache_gb < e.memory.kv_cache_gb
