@@ -266,7 +266,7 @@ def uvicorn_options(
         "proxy_headers": True,
         "forwarded_allow_ips": settings.forwarded_allow_ips,
         "log_level": settings.log_level,
-        # One log line per request: the app's JSON line (app/middleware.py) carries the
+        # One log line per request: the app's JSON line (app/middleware/logs.py) carries the
         # method, route, status, duration and request id, so uvicorn's text line would repeat it.
         "access_log": False,
         "timeout_graceful_shutdown": 20,

@@ -5,7 +5,7 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import Response
 from fastapi.staticfiles import StaticFiles
 from sqlalchemy.exc import OperationalError
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -27,9 +27,8 @@ from app.errors import (
     summary,
 )
 from app.middleware import add_production_middleware, tune_gc_for_serving
+from app.problems import render_problem
 from app.services.app_secrets import SESSION_SIGNING_KEY, shared_secret
-
-PROBLEM_JSON = "application/problem+json"
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -87,34 +86,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 def app_factory() -> FastAPI:
     """Entry point for uvicorn workers (`--factory`): settings from the environment."""
     app = create_app()
-    tune_gc_for_serving()  # worker processes only: see app/middleware.py
+    tune_gc_for_serving()  # worker processes only: see app/middleware/__init__.py
     return app
-
-
-def wants_html(request: Request) -> bool:
-    """Pages get HTML errors; the API and anything asking for JSON get problem+json."""
-    path = request.url.path
-    # JSON twins of pages (/estimate.json, /about.json) answer their errors as JSON too.
-    if path.startswith(("/api/", "/healthz", "/metrics", "/openapi.json")) or path.endswith(
-        ".json"
-    ):
-        return False
-    return "application/json" not in request.headers.get("accept", "")
-
-
-def render_problem(request: Request, error: DomainError) -> Response:
-    """Render a domain error for whoever asked: an HTML page or RFC 9457 problem+json."""
-    if wants_html(request):
-        renderer = getattr(request.app.state, "render_error_page", None)
-        if renderer is not None:
-            response: Response = renderer(request, error)
-            return response
-    return JSONResponse(
-        error.problem(instance=request.url.path),
-        status_code=error.status_code,
-        media_type=PROBLEM_JSON,
-        headers=error.headers,
-    )
 
 
 async def _domain_error(request: Request, exc: DomainError) -> Response:

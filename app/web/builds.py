@@ -14,9 +14,10 @@ from app.schemas.listing import BuildQuery
 from app.services.accuracy import accuracy_notes_for_build, measured_vs_predicted_for_build
 from app.services.builds import build_parts, get_build, list_builds
 from app.services.cache import snapshot
-from app.services.pages import build_model_fits, filter_options
-from app.web.common import Notice, notices_from, parse_query, raw_query, render, with_query
+from app.web.common import Notice, notices_from, parse_query, raw_query, render
+from app.web.pages import build_model_fits, filter_options
 from app.web.templating import precision_label, tier_name
+from app.web.urls import with_query
 
 router = APIRouter(include_in_schema=False)
 

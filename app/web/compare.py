@@ -12,10 +12,11 @@ from app.errors import DomainError
 from app.schemas.compare import MAX_COMPARE, MIN_COMPARE, STORY_MODEL, CompareQuery
 from app.services.compare import compare_builds
 from app.services.estimates import cost_assumptions
-from app.services.pages import filter_options
 from app.web.builds import precision_options
-from app.web.common import Notice, notices_from, parse_query, raw_query, render, with_query
+from app.web.common import Notice, notices_from, parse_query, raw_query, render
 from app.web.estimate import PARALLELISM, RUNTIME_OPTIONS
+from app.web.pages import filter_options
+from app.web.urls import with_query
 
 router = APIRouter(include_in_schema=False)
 

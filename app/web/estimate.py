@@ -19,7 +19,6 @@ from app.models import INTER_NODE_LINK_KINDS, INTRA_NODE_LINK_KINDS, MEMORY_KIND
 from app.schemas.estimate import InlineModel
 from app.services.accuracy import accuracy_notes_for_estimate
 from app.services.cache import snapshot
-from app.services.charts import SVG_HEADERS, cached_chart, memory_breakdown_svg
 from app.services.estimates import (
     cost_assumptions,
     inline_model_spec,
@@ -27,11 +26,13 @@ from app.services.estimates import (
     run_estimate,
 )
 from app.services.hf_hub import fetch_config
-from app.services.pages import filter_options
 from app.services.recommend import lower_precisions
 from app.web.builds import precision_options
-from app.web.common import Notice, raw_query, render, with_query
+from app.web.charts import SVG_HEADERS, cached_chart, memory_breakdown_svg
+from app.web.common import Notice, raw_query, render
+from app.web.pages import filter_options
 from app.web.templating import link_name
+from app.web.urls import with_query
 
 router = APIRouter(include_in_schema=False)
 

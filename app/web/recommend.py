@@ -10,13 +10,14 @@ from app.deps import SessionDep, SettingsDep
 from app.errors import DomainError
 from app.schemas.recommend import RecommendQuery
 from app.services.cache import snapshot
-from app.services.charts import SVG_HEADERS, CostSpeedPoint, cached_chart, cost_speed_svg
 from app.services.estimates import cost_assumptions
-from app.services.pages import filter_options
 from app.services.recommend import recommend
 from app.web.builds import precision_options
-from app.web.common import Notice, notices_from, parse_query, raw_query, render, with_query
+from app.web.charts import SVG_HEADERS, CostSpeedPoint, cached_chart, cost_speed_svg
+from app.web.common import Notice, notices_from, parse_query, raw_query, render
 from app.web.estimate import PARALLELISM, RUNTIME_OPTIONS
+from app.web.pages import filter_options
+from app.web.urls import with_query
 
 router = APIRouter(include_in_schema=False)
 

@@ -17,14 +17,15 @@ from app.engine import KV_BITS, RUNTIMES
 from app.errors import DomainError, FieldError, InvalidInput
 from app.models import INTER_NODE_LINK_KINDS, INTRA_NODE_LINK_KINDS, MEMORY_KINDS
 from app.services.cache import snapshot
-from app.services.charts import SVG_HEADERS, CurveSeries, cached_chart, serving_curve_svg
 from app.services.estimates import cost_assumptions
-from app.services.pages import filter_options
 from app.services.serving import parse_serving_request, run_serving
 from app.web.builds import precision_options
-from app.web.common import Notice, raw_query, render, with_query
+from app.web.charts import SVG_HEADERS, CurveSeries, cached_chart, serving_curve_svg
+from app.web.common import Notice, raw_query, render
 from app.web.estimate import FORM_FIELDS, request_from_form
+from app.web.pages import filter_options
 from app.web.templating import link_name
+from app.web.urls import with_query
 
 router = APIRouter(include_in_schema=False)
 

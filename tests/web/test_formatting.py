@@ -5,7 +5,7 @@ import math
 import pytest
 
 from app import formatting as f
-from app.services.charts import CostSpeedPoint, TierPoint, cost_speed_svg, tier_line_svg
+from app.web.charts import CostSpeedPoint, TierPoint, cost_speed_svg, tier_line_svg
 from app.web.templating import FILTERS
 
 
