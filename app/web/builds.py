@@ -9,6 +9,7 @@ from fastapi.responses import HTMLResponse
 from app.deps import SessionDep, SettingsDep
 from app.engine import PRECISIONS
 from app.errors import DomainError
+from app.formatting import precision_label, tier_name
 from app.models import TIERS
 from app.schemas.listing import BuildQuery
 from app.services.accuracy import accuracy_notes_for_build, measured_vs_predicted_for_build
@@ -16,7 +17,6 @@ from app.services.builds import build_parts, get_build, list_builds
 from app.services.cache import snapshot
 from app.web.common import Notice, notices_from, parse_query, raw_query, render
 from app.web.pages import build_model_fits, filter_options
-from app.web.templating import precision_label, tier_name
 from app.web.urls import with_query
 
 router = APIRouter(include_in_schema=False)

@@ -14,7 +14,7 @@ from app.services.compare import compare_builds
 from app.services.estimates import cost_assumptions
 from app.web.builds import precision_options
 from app.web.common import Notice, notices_from, parse_query, raw_query, render
-from app.web.estimate import PARALLELISM, RUNTIME_OPTIONS
+from app.web.estimate_form import PARALLELISM, RUNTIME_OPTIONS
 from app.web.pages import filter_options
 from app.web.urls import with_query
 

@@ -6,6 +6,7 @@ from sqlalchemy.orm import Session
 
 from app.config import Settings
 from app.deps import SessionDep, SettingsDep
+from app.formatting import gb
 from app.schemas.tiers import TiersQuery
 from app.services.cache import snapshot
 from app.services.tiers import tier_line
@@ -13,7 +14,6 @@ from app.web.builds import precision_options
 from app.web.charts import SVG_HEADERS, TierPoint, cached_chart, tier_line_svg
 from app.web.common import cached_page, parse_query, raw_query, render
 from app.web.pages import tier_story
-from app.web.templating import gb
 from app.web.urls import with_query
 
 router = APIRouter(include_in_schema=False)

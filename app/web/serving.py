@@ -1,7 +1,7 @@
 """The serving page: the calculator's inputs plus lengths, SLO, load and speculation, as a GET
 form; the curve as an SVG chart and a table, the operating point in words; /serving.json twin.
 
-Build, model, workload and cost fields are the calculator's (app.web.estimate.FORM_FIELDS, read
+Build, model, workload and cost fields are the calculator's (app.web.estimate_form.FORM_FIELDS, read
 by its `request_from_form`, so custom builds and pasted configs work here too); SERVING_FIELDS
 add the `serving` part of POST /api/v1/serving.
 """
@@ -15,6 +15,7 @@ from app.config import Settings
 from app.deps import SessionDep, SettingsDep
 from app.engine import KV_BITS, RUNTIMES
 from app.errors import DomainError, FieldError, InvalidInput
+from app.formatting import link_name
 from app.models import INTER_NODE_LINK_KINDS, INTRA_NODE_LINK_KINDS, MEMORY_KINDS
 from app.services.cache import snapshot
 from app.services.estimates import cost_assumptions
@@ -22,9 +23,8 @@ from app.services.serving import parse_serving_request, run_serving
 from app.web.builds import precision_options
 from app.web.charts import SVG_HEADERS, CurveSeries, cached_chart, serving_curve_svg
 from app.web.common import Notice, raw_query, render
-from app.web.estimate import FORM_FIELDS, request_from_form
+from app.web.estimate_form import FORM_FIELDS, request_from_form
 from app.web.pages import filter_options
-from app.web.templating import link_name
 from app.web.urls import with_query
 
 router = APIRouter(include_in_schema=False)
