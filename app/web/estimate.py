@@ -14,8 +14,6 @@ from app.config import Settings
 from app.deps import SessionDep, SettingsDep
 from app.engine import KV_BITS, PRECISIONS
 from app.errors import DomainError, FieldError, InvalidInput
-from app.formatting import link_name
-from app.models import INTER_NODE_LINK_KINDS, INTRA_NODE_LINK_KINDS, MEMORY_KINDS
 from app.problems import PROBLEM_JSON
 from app.schemas.estimate import InlineModel
 from app.services.accuracy import accuracy_notes_for_estimate
@@ -33,11 +31,11 @@ from app.web.common import Notice, raw_query, render
 from app.web.estimate_form import (
     EXAMPLE_QUERY,
     FORM_FIELDS,
-    GROUP_ROWS,
     MODES,
     OFFLOAD_CHOICES,
     PARALLELISM,
     RUNTIME_OPTIONS,
+    build_model_context,
     form_notices,
     request_from_form,
     with_hub_config,
@@ -162,21 +160,13 @@ def estimate_page(request: Request, session: SessionDep, settings: SettingsDep) 
             "answer": answer,
             "accuracy_notes": accuracy_notes,
             "notices": notices,
-            "options": options,
+            **build_model_context(raw, options),
             "precisions": precision_options(),
             "kv_precisions": [(k, k.upper()) for k in KV_BITS],
             "runtimes": RUNTIME_OPTIONS,
             "modes": MODES,
             "parallelism": PARALLELISM,
-            "intra_kinds": [(k, link_name(k)) for k in INTRA_NODE_LINK_KINDS],
-            "inter_kinds": [(k, link_name(k)) for k in INTER_NODE_LINK_KINDS],
-            "memory_kinds": [(k, k) for k in MEMORY_KINDS],
-            "group_rows": range(2, GROUP_ROWS + 1),
-            "pcie_generations": [(str(g), f"PCIe {g}.0") for g in range(3, 7)],
-            "pcie_lanes": [(str(n), f"x{n}") for n in (16, 8, 4, 1)],
             "offload_choices": OFFLOAD_CHOICES,
-            "build_source": raw.get("build_source", "catalog"),
-            "model_source": raw.get("model_source", "catalog"),
             "chart_url": f"/estimate/memory.svg?{query}" if answer else None,
             "share_url": f"/estimate?{query}" if query else "/estimate",
             "defaults": cost_assumptions(settings),

@@ -7,6 +7,8 @@ from typing import Any
 from app.config import Settings
 from app.engine import INFERENCE_RUNTIMES
 from app.errors import FieldError, InvalidInput
+from app.formatting import link_name
+from app.models import INTER_NODE_LINK_KINDS, INTRA_NODE_LINK_KINDS, MEMORY_KINDS
 from app.services.hf_hub import fetch_config
 from app.web.common import Notice
 
@@ -262,13 +264,13 @@ def _described_build(raw: dict[str, str]) -> dict[str, Any]:
     return build
 
 
-def _form_field(path: str) -> str:
+def form_field(path: str, field_for_path: dict[str, str] = FIELD_FOR_PATH) -> str:
     """The form field that a request path came from (its nearest known ancestor)."""
     parts = path.split(".")
     while parts:
         candidate = ".".join(parts)
-        if candidate in FIELD_FOR_PATH:
-            return FIELD_FOR_PATH[candidate]
+        if candidate in field_for_path:
+            return field_for_path[candidate]
         parts.pop()
     return path
 
@@ -277,7 +279,7 @@ def form_notices(errors: list[FieldError]) -> list[Notice]:
     """Field errors as notices beside the form field they came from, in words."""
     out = []
     for e in errors:
-        field = _form_field(e.field)
+        field = form_field(e.field)
         label = FIELD_LABELS.get(field, field.replace("_", " "))
         out.append(Notice(f"{label}: {_in_words(e.message)}", field=field))
     return out
@@ -309,4 +311,19 @@ def with_hub_config(raw: dict[str, str], settings: Settings) -> dict[str, str]:
         "model_source": "config",
         "config": json.dumps(fetched.config),
         "model_name": raw.get("model_name") or fetched.hf_id,
+    }
+
+
+def build_model_context(raw: dict[str, str], options: Any) -> dict[str, Any]:
+    """What templates/partials/_build_model_fields.html needs besides `raw` and `notices`."""
+    return {
+        "options": options,
+        "build_source": raw.get("build_source", "catalog"),
+        "model_source": raw.get("model_source", "catalog"),
+        "intra_kinds": [(k, link_name(k)) for k in INTRA_NODE_LINK_KINDS],
+        "inter_kinds": [(k, link_name(k)) for k in INTER_NODE_LINK_KINDS],
+        "memory_kinds": [(k, k) for k in MEMORY_KINDS],
+        "group_rows": range(2, GROUP_ROWS + 1),
+        "pcie_generations": [(str(g), f"PCIe {g}.0") for g in range(3, 7)],
+        "pcie_lanes": [(str(n), f"x{n}") for n in (16, 8, 4, 1)],
     }
