@@ -114,14 +114,18 @@ class CostSpeedPoint:
     pareto: bool
 
 
-def cost_speed_svg(points: Sequence[CostSpeedPoint]) -> str:
-    """Price (log) against decode speed per sequence; the Pareto front joined by a line."""
-    return SVG_BY_DATA.get(("cost_speed", tuple(points)), lambda: _cost_speed_svg(points))
+def cost_speed_svg(points: Sequence[CostSpeedPoint], *, phone: bool = False) -> str:
+    """Price (log) against decode speed per sequence; the Pareto front joined by a line.
+    `phone` draws the narrow variant (same data, larger text, legend under the axes)."""
+    return SVG_BY_DATA.get(
+        ("cost_speed", tuple(points), phone), lambda: _cost_speed_svg(points, phone=phone)
+    )
 
 
-def _cost_speed_svg(points: Sequence[CostSpeedPoint]) -> str:
-    with matplotlib.rc_context(RC):
-        fig = figure(8.5, 4.6)
+def _cost_speed_svg(points: Sequence[CostSpeedPoint], *, phone: bool = False) -> str:
+    small = 10 if phone else 8.5
+    with matplotlib.rc_context(PHONE_RC if phone else RC):
+        fig = figure(4.6, 6.4) if phone else figure(8.5, 4.6)
         ax = fig.add_subplot()
         ax.set_xscale("log")
         usable = [p for p in points if p.price_usd > 0 and p.decode_tokens_per_s > 0]
@@ -144,18 +148,25 @@ def _cost_speed_svg(points: Sequence[CostSpeedPoint]) -> str:
             last: CostSpeedPoint | None = None
             for p in front:
                 if last is not None and (
-                    math.log10(p.price_usd / last.price_usd) < 0.3
+                    math.log10(p.price_usd / last.price_usd) < (0.6 if phone else 0.3)
                     and abs(p.decode_tokens_per_s - last.decode_tokens_per_s) < 0.08 * top_speed
                 ):
                     continue
                 ax.annotate(p.name, xy=(p.price_usd, p.decode_tokens_per_s), xytext=(6, 5),
-                            textcoords="offset points", fontsize=8, color=INK)
+                            textcoords="offset points", fontsize=small - 0.5, color=INK)
                 last = p
         plain_ticks(ax, "x", axis_usd)
         plain_ticks(ax, "y", axis_number)
-        ax.set_xlabel("Build price (USD, log scale)")
-        ax.set_ylabel("Decode speed per sequence (tokens/s)")
         ax.set_ylim(bottom=0)
         ax.grid(True, color=GRID, linewidth=0.6)
-        ax.legend(loc="upper left", fontsize=8.5, frameon=False)
+        if phone:
+            # No room beside the points: the legend goes under the axes, one entry per line.
+            ax.set_xlabel("Build price (USD, log)")
+            ax.set_ylabel("Decode speed per sequence (tokens/s)")
+            ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), fontsize=small,
+                      frameon=False)
+        else:
+            ax.set_xlabel("Build price (USD, log scale)")
+            ax.set_ylabel("Decode speed per sequence (tokens/s)")
+            ax.legend(loc="upper left", fontsize=small, frameon=False)
         return svg_document(fig)
