@@ -9,10 +9,6 @@ from pydantic import ValidationError
 
 from app.cli.common import echo_field_errors, engine_answer, fail, read_object
 from app.formatting import DASH, gb, hours, seconds, tps, usd
-from app.schemas.estimate import EstimateRequest
-from app.schemas.recommend import RecommendQuery
-from app.services.estimates import cost_assumptions, run_estimate
-from app.services.recommend import recommend as recommend_builds
 
 
 def estimate(
@@ -45,6 +41,10 @@ def estimate(
     as_json: Annotated[bool, typer.Option("--json", help="print the API's JSON answer")] = False,
 ) -> None:
     """Estimate fit, plan, speed and cost: the POST /api/v1/estimate answer."""
+    # Imported when the command runs, so that `tierline serve` and `--help` start quickly.
+    from app.schemas.estimate import EstimateRequest
+    from app.services.estimates import cost_assumptions, run_estimate
+
     if (build is None) == (build_file is None):
         fail("give exactly one of --build SLUG and --build-file FILE")
     if (model is None) == (config is None):
@@ -107,6 +107,10 @@ def recommend(
     as_json: Annotated[bool, typer.Option("--json", help="print the API's JSON answer")] = False,
 ) -> None:
     """The builds that run a model, ranked: the GET /api/v1/recommend answer."""
+    from app.schemas.recommend import RecommendQuery
+    from app.services.estimates import cost_assumptions
+    from app.services.recommend import recommend as recommend_builds
+
     values = {
         "model": model,
         "max_price_usd": max_price,

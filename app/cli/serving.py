@@ -9,9 +9,6 @@ from pydantic import ValidationError
 
 from app.cli.common import echo_field_errors, engine_answer, fail
 from app.formatting import int_commas, number, usd
-from app.schemas.serving import ServingRequest
-from app.services.estimates import cost_assumptions
-from app.services.serving import run_serving
 
 
 def serving(
@@ -34,6 +31,11 @@ def serving(
     as_json: Annotated[bool, typer.Option("--json", help="print the API's JSON")] = False,
 ) -> None:
     """Serving curve of a build and model, the operating point at an SLO, and sizing."""
+    # Imported when the command runs, so that `tierline serve` and `--help` start quickly.
+    from app.schemas.serving import ServingRequest
+    from app.services.estimates import cost_assumptions
+    from app.services.serving import run_serving
+
     serving_fields = {
         "input_tokens": input_tokens,
         "output_tokens": output_tokens,

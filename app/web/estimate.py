@@ -25,7 +25,6 @@ from app.services.estimates import (
     run_estimate,
 )
 from app.services.recommend import lower_precisions
-from app.web.builds import precision_options
 from app.web.charts import SVG_HEADERS, cached_chart, memory_breakdown_svg
 from app.web.common import Notice, raw_query, render
 from app.web.estimate_form import (
@@ -40,7 +39,7 @@ from app.web.estimate_form import (
     request_from_form,
     with_hub_config,
 )
-from app.web.pages import filter_options
+from app.web.pages import filter_options, precision_options
 from app.web.urls import with_query
 
 router = APIRouter(include_in_schema=False)

@@ -10,10 +10,9 @@ from app.formatting import gb
 from app.schemas.tiers import TiersQuery
 from app.services.cache import snapshot
 from app.services.tiers import tier_line
-from app.web.builds import precision_options
 from app.web.charts import SVG_HEADERS, TierPoint, cached_chart, tier_line_svg
 from app.web.common import cached_page, parse_query, raw_query, render
-from app.web.pages import tier_story
+from app.web.pages import precision_options, tier_story
 from app.web.urls import with_query
 
 router = APIRouter(include_in_schema=False)

@@ -19,7 +19,6 @@ from app.problems import PROBLEM_JSON
 from app.services.cache import snapshot
 from app.services.estimates import cost_assumptions
 from app.services.serving import parse_serving_request, run_serving
-from app.web.builds import precision_options
 from app.web.charts import SVG_HEADERS, CurveSeries, cached_chart, serving_curve_svg
 from app.web.common import Notice, raw_query, render
 from app.web.estimate_form import (
@@ -29,7 +28,7 @@ from app.web.estimate_form import (
     request_from_form,
     with_hub_config,
 )
-from app.web.pages import filter_options
+from app.web.pages import filter_options, precision_options
 from app.web.urls import with_query
 
 router = APIRouter(include_in_schema=False)
@@ -98,14 +97,15 @@ def evaluate(
         return None, error.errors or [FieldError("(request)", error.detail)], error.status_code
 
 
-def _notices(errors: list[FieldError]) -> list[Notice]:
+def field_notices(errors: list[FieldError]) -> list[Notice]:
+    """Refused serving fields as notices beside their form fields."""
     return [
         Notice(f"{e.field}: {e.message}", field=form_field(e.field, FIELD_FOR_PATH))
         for e in errors
     ]
 
 
-def _min_user_speed(answer: dict[str, Any]) -> float | None:
+def min_user_speed(answer: dict[str, Any]) -> float | None:
     """The per-user speed the limits require (ITL limit as tokens/s), for shading the chart."""
     s = answer["serving"]
     limits = [s["tokens_per_s_per_user_min"] or 0.0]
@@ -143,7 +143,7 @@ def serving_page(request: Request, session: SessionDep, settings: SettingsDep) -
         {
             "raw": raw,
             "answer": answer,
-            "notices": _notices(errors),
+            "notices": field_notices(errors),
             **build_model_context(raw, filter_options(session)),
             "precisions": precision_options(),
             "kv_precisions": [(k, k.upper()) for k in KV_BITS],
@@ -195,6 +195,6 @@ def serving_chart(request: Request, session: SessionDep, settings: SettingsDep) 
         snapshot(session),
         key,
         lambda: serving_curve_svg([curve_series(found)],
-                                  min_tokens_per_s_per_user=_min_user_speed(found)),
+                                  min_tokens_per_s_per_user=min_user_speed(found)),
     )
     return Response(svg, media_type="image/svg+xml", headers=SVG_HEADERS)
