@@ -33,9 +33,7 @@ def serving_query(
     raw: dict[str, str], *, build: str, model: str, precision: str
 ) -> dict[str, str]:
     """The /serving query for one catalog build and model with the limits given in `raw`."""
-    query = {"build": build, "model": model, "precision": precision}
-    query.update({k: raw[k] for k in LIMIT_FIELDS if k in raw})
-    return query
+    return {"build": build, "model": model, "precision": precision, **limits_of(raw)}
 
 
 def limits_of(raw: dict[str, str]) -> dict[str, str]:

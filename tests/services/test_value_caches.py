@@ -75,9 +75,9 @@ def test_a_chart_is_drawn_once_per_distinct_data(monkeypatch: pytest.MonkeyPatch
     drawn: list[int] = []
     real = catalog._cost_speed_svg
 
-    def counting(points: Any) -> str:
+    def counting(points: Any, *, phone: bool = False) -> str:
         drawn.append(len(points))
-        return real(points)
+        return real(points, phone=phone)
 
     monkeypatch.setattr(catalog, "_cost_speed_svg", counting)
     catalog.SVG_BY_DATA.clear()
