@@ -52,7 +52,7 @@ class Settings(BaseSettings):
     login_attempts_per_minute: int = Field(default=10, ge=1)
     admin_session_max_age_s: int = Field(default=28_800, ge=60, le=2_592_000)
     # Requests each worker process works on at once; the rest wait in arrival order
-    # (app/middleware.py, docs/deploy.md).
+    # (app/middleware/admission.py, docs/deploy.md).
     max_concurrent_requests: int = Field(default=4, ge=1, le=1000)
     forwarded_allow_ips: str = "127.0.0.1"
     # Host names the service answers to (comma-separated; "*.example.org" wildcards). Absolute

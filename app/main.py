@@ -27,11 +27,9 @@ from app.errors import (
     summary,
 )
 from app.middleware import add_production_middleware, tune_gc_for_serving
-from app.problems import PROBLEM_JSON, render_problem, wants_html
+from app.problems import render_problem
 from app.services.app_secrets import SESSION_SIGNING_KEY, shared_secret
 
-# PROBLEM_JSON and wants_html are re-exported for app.middleware, which imports them from here.
-__all__ = ["PROBLEM_JSON", "app_factory", "create_app", "render_problem", "wants_html"]
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     """Build the app; the database engine lives on app.state for the app's lifetime."""
@@ -88,7 +86,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 def app_factory() -> FastAPI:
     """Entry point for uvicorn workers (`--factory`): settings from the environment."""
     app = create_app()
-    tune_gc_for_serving()  # worker processes only: see app/middleware.py
+    tune_gc_for_serving()  # worker processes only: see app/middleware/__init__.py
     return app
 
 

@@ -8,7 +8,7 @@ from app.api._common import cached_json
 from app.caching import snapshot
 from app.deps import SessionDep
 from app.services.accuracy import METRIC_LABELS, SPEED_METRICS, accuracy_report
-from app.services.charts import SVG_HEADERS, AccuracyPoint, accuracy_scatter_svg, cached_chart
+from app.web.charts import SVG_HEADERS, AccuracyPoint, accuracy_scatter_svg, cached_chart
 from app.web.common import cached_page, render
 
 router = APIRouter(include_in_schema=False)

@@ -8,15 +8,16 @@ from fastapi.responses import HTMLResponse
 
 from app.caching import snapshot
 from app.deps import SessionDep, SettingsDep
-from app.engine import PRECISIONS
 from app.errors import DomainError
+from app.formatting import tier_name
 from app.models import TIERS
 from app.schemas.listing import BuildQuery
 from app.services.accuracy import accuracy_notes_for_build, measured_vs_predicted_for_build
 from app.services.builds import build_parts, get_build, list_builds
-from app.services.pages import build_model_fits, filter_options
-from app.web.common import Notice, notices_from, parse_query, raw_query, render, with_query
-from app.web.templating import precision_label, tier_name
+from app.web.common import Notice, notices_from, parse_query, raw_query, render
+from app.web.pages import BuildModelFits, build_model_fits, filter_options, precision_options
+from app.web.serving_sections import ServingSection, serving_section
+from app.web.urls import with_query
 
 router = APIRouter(include_in_schema=False)
 
@@ -53,11 +54,6 @@ def hidden_columns(request: Request) -> list[str]:
 
 
 PER_PAGE_CHOICES = (10, 25, 50, 100, 200)
-
-
-def precision_options() -> list[tuple[str, str]]:
-    """Weight precisions for select boxes, in the engine's order."""
-    return [(name, precision_label(name)) for name in PRECISIONS]
 
 
 @router.get("/builds", response_class=HTMLResponse)
@@ -214,6 +210,8 @@ def build_page(
                 }
             )
         groups.append((heading, shown))
+    raw = raw_query(request)
+    section = _serving_section(session, settings, raw, slug=slug, fits=fits)
     return render(
         request,
         session,
@@ -222,10 +220,40 @@ def build_page(
             "build": read,
             "groups": groups,
             "fits": fits,
+            "raw": raw,
+            "serving": section,
+            "serving_models": [(f.model["slug"], f.model["name"]) for f in fits.runs],
+            "precisions": precision_options(),
+            "serving_chart_url": with_query("/serving/curve.svg", section.query)
+            if section and section.answer and section.answer["curve"]
+            else None,
             "parts": build_parts(session, slug=slug),
             "measured": measured_vs_predicted_for_build(snapshot(session), slug=slug),
             "accuracy_notes": accuracy_notes_for_build(snapshot(session), slug=slug),
         },
         json_url=f"/api/v1/builds/{slug}",
         canonical=f"/builds/{slug}",
+        status_code=section.status if section and section.status >= 400 else 200,
     )
+
+
+def _serving_section(
+    session: Any, settings: Any, raw: dict[str, str], *, slug: str, fits: BuildModelFits
+) -> ServingSection | None:
+    """The build's serving curve for ?model= under the limits in the query; by default the
+    largest catalog model with a serving curve here (at the precision it runs at). None when
+    the build runs no catalog model."""
+    runs = {f.model["slug"]: f for f in fits.runs}
+    if not runs:
+        return None
+    asked = raw.get("model", "")
+    candidates = [asked] if asked in runs else list(runs)
+    section = None
+    for model in candidates:
+        precision = raw.get("precision") or runs[model].precision
+        section = serving_section(
+            session, settings, raw, build=slug, model=model, precision=precision
+        )
+        if section.answer is None or section.answer["curve"]:
+            break  # refused input (the page says why) or a curve to show
+    return section

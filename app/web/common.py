@@ -4,7 +4,6 @@ import hashlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
-from urllib.parse import urlencode
 
 from fastapi import Request
 from fastapi.responses import HTMLResponse, Response
@@ -13,8 +12,9 @@ from sqlalchemy.orm import Session
 
 from app.caching import snapshot
 from app.errors import FieldError, InvalidInput, field_errors
-from app.services.pages import catalog_provenance
+from app.web.pages import catalog_provenance
 from app.web.templating import get_templates
+from app.web.urls import absolute
 
 NAV = (
     ("/", "Tier line"),
@@ -47,33 +47,6 @@ def notices_from(errors: Iterable[FieldError]) -> list[Notice]:
 def validation_notices(exc: ValidationError) -> list[Notice]:
     """A Pydantic error as notices ("min_memory_gb: input should be a valid number, got 'x'")."""
     return notices_from(field_errors(exc.errors(include_url=False), fallback="(query)"))
-
-
-def query_string(params: Mapping[str, Any] | Iterable[tuple[str, Any]]) -> str:
-    """A query string from params, dropping empty values; "" when nothing is left."""
-    items = params.items() if isinstance(params, Mapping) else params
-    pairs = [(k, _plain(v)) for k, v in items if v is not None and v != ""]
-    return urlencode(pairs, doseq=True)
-
-
-def _plain(value: Any) -> Any:
-    # 2000000.0 -> 2000000: the links echo what a person typed, not Python's float repr.
-    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
-        return int(value)
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return value
-
-
-def with_query(path: str, params: Mapping[str, Any] | Iterable[tuple[str, Any]]) -> str:
-    """`path?query` (or just the path when the query is empty)."""
-    query = query_string(params)
-    return f"{path}?{query}" if query else path
-
-
-def absolute(request: Request, path: str) -> str:
-    """An absolute URL for a site path (used for rel=canonical)."""
-    return str(request.base_url).rstrip("/") + path
 
 
 def render(

@@ -5,17 +5,25 @@ from collections.abc import Iterable
 from typing import Any
 
 from fastapi import APIRouter, Request
-from fastapi.responses import HTMLResponse, Response
+from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from app.deps import SessionDep, SettingsDep
-from app.errors import DomainError
+from app.errors import DomainError, InvalidInput
+from app.problems import PROBLEM_JSON
 from app.schemas.compare import MAX_COMPARE, MIN_COMPARE, STORY_MODEL, CompareQuery
 from app.services.compare import compare_builds
 from app.services.estimates import cost_assumptions
-from app.services.pages import filter_options
-from app.web.builds import precision_options
-from app.web.common import Notice, notices_from, parse_query, raw_query, render, with_query
-from app.web.estimate import PARALLELISM, RUNTIME_OPTIONS
+from app.web.charts import SVG_HEADERS
+from app.web.common import Notice, notices_from, parse_query, raw_query, render
+from app.web.estimate_form import PARALLELISM, RUNTIME_OPTIONS
+from app.web.pages import filter_options, precision_options
+from app.web.serving_sections import (
+    ServingSection,
+    compare_chart_svg,
+    limits_of,
+    serving_section,
+)
+from app.web.urls import with_query
 
 router = APIRouter(include_in_schema=False)
 
@@ -128,6 +136,8 @@ def compare_page(request: Request, session: SessionDep, settings: SettingsDep) -
         for s in slugs
     ]
     json_url = with_query("/api/v1/compare", state) if comparison else "/api/v1/builds"
+    sections = _serving_sections(session, settings, comparison, query, raw)
+    serving_state = {**state, **limits_of(raw)}
     return render(
         request,
         session,
@@ -153,6 +163,12 @@ def compare_page(request: Request, session: SessionDep, settings: SettingsDep) -
             "story_model": STORY_MODEL,
             "story_model_name": _story_model_name(comparison, options.models),
             "max_compare": MAX_COMPARE,
+            "serving": sections,
+            "serving_limits": limits_of(raw),
+            "serving_chart_url": with_query("/compare/serving.svg", serving_state)
+            if any(s.answer and s.answer["curve"] for s in sections)
+            else None,
+            "serving_json_url": with_query("/compare/serving.json", serving_state),
         },
         json_url=json_url,
         canonical=with_query("/compare", state),
@@ -168,3 +184,62 @@ def compare_markdown(request: Request, session: SessionDep, settings: SettingsDe
         text = text or f"Give {MIN_COMPARE} to {MAX_COMPARE} builds."
         return Response(text + "\n", status_code=422, media_type="text/plain; charset=utf-8")
     return Response(markdown_table(comparison), media_type="text/markdown; charset=utf-8")
+
+
+def _serving_sections(
+    session: Any,
+    settings: Any,
+    comparison: dict[str, Any] | None,
+    query: CompareQuery | None,
+    raw: dict[str, str],
+) -> list[ServingSection]:
+    """Each compared build's serving curve for the model the user chose (none without one)."""
+    if comparison is None or query is None or query.model is None:
+        return []
+    model = comparison["model"]["slug"]
+    return [
+        serving_section(session, settings, raw, build=b["slug"], model=model,
+                        precision=query.precision)
+        for b in comparison["builds"]
+    ]
+
+
+@router.get("/compare/serving.svg")
+def compare_serving_chart(
+    request: Request, session: SessionDep, settings: SettingsDep
+) -> Response:
+    """The compared builds' serving curves on one chart, one line per build, as SVG."""
+    comparison, query, _slugs, raw, _notices = _evaluate(request, session, settings)
+    sections = _serving_sections(session, settings, comparison, query, raw)
+    if not any(s.answer and s.answer["curve"] for s in sections):
+        return Response("no serving curve for this comparison (choose a model)",
+                        status_code=422, media_type="text/plain")
+    svg = compare_chart_svg(sections, with_query("", sorted(raw.items())), session)
+    return Response(svg, media_type="image/svg+xml", headers=SVG_HEADERS)
+
+
+@router.get("/compare/serving.json")
+def compare_serving_json(
+    request: Request, session: SessionDep, settings: SettingsDep
+) -> Response:
+    """Compare's serving section as JSON: each build's POST /api/v1/serving answer."""
+    comparison, query, _slugs, raw, notices = _evaluate(request, session, settings)
+    sections = _serving_sections(session, settings, comparison, query, raw)
+    if not sections:
+        reasons = [n.message for n in notices] or ["give 2 to 6 builds and a model"]
+        error = InvalidInput("; ".join(reasons))
+        return JSONResponse(error.problem(instance=request.url.path), status_code=422,
+                            media_type=PROBLEM_JSON)
+    return JSONResponse(
+        {
+            "builds": [
+                {
+                    "build": s.query["build"],
+                    "serving_url": with_query("/serving", s.query),
+                    "answer": s.answer,
+                    "errors": [n.message for n in s.notices],
+                }
+                for s in sections
+            ]
+        }
+    )

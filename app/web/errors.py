@@ -5,8 +5,8 @@ from fastapi.responses import Response
 from sqlalchemy.exc import SQLAlchemyError
 
 from app.errors import DomainError
-from app.services.pages import Provenance, catalog_provenance
 from app.web.common import NAV
+from app.web.pages import Provenance, catalog_provenance
 from app.web.templating import get_templates
 
 _STATUS_TITLES = {

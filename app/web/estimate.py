@@ -5,7 +5,6 @@ it with the same schema and runs the same service, and /estimate.json answers th
 with the API's JSON.
 """
 
-import json
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -14,322 +13,36 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from app.caching import snapshot
 from app.config import Settings
 from app.deps import SessionDep, SettingsDep
-from app.engine import INFERENCE_RUNTIMES, KV_BITS, PRECISIONS
+from app.engine import KV_BITS, PRECISIONS
 from app.errors import DomainError, FieldError, InvalidInput
-from app.models import INTER_NODE_LINK_KINDS, INTRA_NODE_LINK_KINDS, MEMORY_KINDS
+from app.problems import PROBLEM_JSON
 from app.schemas.inline import InlineModel
 from app.services.accuracy import accuracy_notes_for_estimate
-from app.services.charts import SVG_HEADERS, cached_chart, memory_breakdown_svg
-from app.services.engine_runs import inline_model_spec
-from app.services.estimates import cost_assumptions, parse_estimate_request, run_estimate
-from app.services.hf_hub import fetch_config
-from app.services.pages import filter_options
+from app.services.estimates import (
+    cost_assumptions,
+    inline_model_spec,
+    parse_estimate_request,
+    run_estimate,
+)
 from app.services.recommend import lower_precisions
-from app.web.builds import precision_options
-from app.web.common import Notice, raw_query, render, with_query
-from app.web.templating import link_name
+from app.web.charts import SVG_HEADERS, cached_chart, memory_breakdown_svg
+from app.web.common import Notice, raw_query, render
+from app.web.estimate_form import (
+    EXAMPLE_QUERY,
+    FORM_FIELDS,
+    MODES,
+    OFFLOAD_CHOICES,
+    PARALLELISM,
+    RUNTIME_OPTIONS,
+    build_model_context,
+    form_notices,
+    request_from_form,
+    with_hub_config,
+)
+from app.web.pages import filter_options, precision_options
+from app.web.urls import with_query
 
 router = APIRouter(include_in_schema=False)
-
-# Form field -> path in the estimate request. Custom-build fields are used when
-# build_source=custom, the pasted config when model_source=config.
-CUSTOM_BUILD_FIELDS = {
-    "b_name": "build.name",
-    "b_nodes": "build.nodes",
-    "b_intra_kind": "build.intra_node_link.kind",
-    "b_intra_gbs": "build.intra_node_link.bandwidth_gbs",
-    "b_inter_kind": "build.inter_node_link.kind",
-    "b_inter_gbps": "build.inter_node_link.bandwidth_gbps",
-    "b_power_w": "build.power_w",
-    "b_price_usd": "build.price_usd",
-}
-# A described build is always sent as accelerator groups: the first group is the card chosen
-# (or described with the a_* fields) x b_per_node; groups 2..GROUP_ROWS are catalog cards.
-FIRST_GROUP = "build.accelerators.0"
-CUSTOM_ACCELERATOR_FIELDS = {
-    "a_name": f"{FIRST_GROUP}.accelerator.name",
-    "a_memory_gb": f"{FIRST_GROUP}.accelerator.memory_gb",
-    "a_bandwidth_gbs": f"{FIRST_GROUP}.accelerator.memory_bandwidth_gbs",
-    "a_fp16_tflops": f"{FIRST_GROUP}.accelerator.fp16_tflops",
-    "a_fp8_tflops": f"{FIRST_GROUP}.accelerator.fp8_tflops",
-    "a_tdp_w": f"{FIRST_GROUP}.accelerator.tdp_w",
-    "a_memory_kind": f"{FIRST_GROUP}.accelerator.memory_kind",
-}
-GROUP_ROWS = 4
-GROUP_PARTS = {"count": "count", "pcie_gen": "pcie_generation", "pcie_lanes": "pcie_lanes"}
-
-
-def _group_prefix(row: int) -> str:
-    """Form-field prefix of group row 1..GROUP_ROWS (row 1 keeps the original b_ names)."""
-    return "b_" if row == 1 else f"g{row}_"
-
-
-def _group_fields() -> dict[str, str]:
-    """Form field -> request path for every group row."""
-    fields = {"b_accelerator": f"{FIRST_GROUP}.accelerator"}
-    for row in range(1, GROUP_ROWS + 1):
-        prefix = _group_prefix(row)
-        if row > 1:
-            fields[f"{prefix}accelerator"] = f"build.accelerators.{row - 1}.accelerator"
-        for part, name in GROUP_PARTS.items():
-            field = "b_per_node" if (row, part) == (1, "count") else f"{prefix}{part}"
-            fields[field] = f"build.accelerators.{row - 1}.{name}"
-    return fields
-
-
-GROUP_FIELDS = _group_fields()
-HOST_FIELDS = {
-    "h_cpu": "build.host.cpu",
-    "h_cores": "build.host.cpu_cores",
-    "h_ram_gb": "build.host.ram_gb",
-    "h_channels": "build.host.ram_channels",
-    "h_speed_mts": "build.host.ram_speed_mts",
-    "h_bandwidth_gbs": "build.host.ram_bandwidth_gbs",
-}
-# What each form field is called on the page, so an error beside it reads in words.
-FIELD_LABELS = {
-    "build": "Catalog build",
-    "model": "Catalog model",
-    "config": "config.json",
-    "b_name": "Build name",
-    "b_nodes": "Nodes",
-    "b_per_node": "Cards of the first kind per node",
-    "b_accelerator": "First card",
-    "b_intra_kind": "GPU-to-GPU link",
-    "b_intra_gbs": "Link GB/s per GPU",
-    "b_inter_kind": "Node-to-node network",
-    "b_inter_gbps": "Network Gb/s per node",
-    "b_power_w": "System power",
-    "b_price_usd": "Price",
-    "a_name": "Accelerator name",
-    "a_memory_gb": "Memory per accelerator",
-    "a_bandwidth_gbs": "Memory bandwidth",
-    "a_fp16_tflops": "Dense FP16 TFLOPS",
-    "a_fp8_tflops": "Dense FP8 TFLOPS",
-    "a_tdp_w": "Accelerator power",
-    "a_memory_kind": "Memory kind",
-    "b_pcie_gen": "PCIe generation of the first cards",
-    "b_pcie_lanes": "PCIe lanes of the first cards",
-    **{
-        f"g{row}_{part}": f"{label} of card kind {row}"
-        for row in range(2, GROUP_ROWS + 1)
-        for part, label in (
-            ("accelerator", "Card"),
-            ("count", "Count"),
-            ("pcie_gen", "PCIe generation"),
-            ("pcie_lanes", "PCIe lanes"),
-        )
-    },
-    "h_cpu": "Host CPU",
-    "h_cores": "CPU cores",
-    "h_ram_gb": "Host RAM",
-    "h_channels": "RAM channels",
-    "h_speed_mts": "RAM speed",
-    "h_bandwidth_gbs": "RAM bandwidth",
-    "offload": "Offload to host RAM",
-}
-WORKLOAD_FIELDS = (
-    "mode",
-    "precision",
-    "kv_cache_precision",
-    "context_tokens",
-    "prompt_tokens",
-    "batch",
-    "parallelism",
-    "runtime",
-    "training_tokens",
-    "zero_stage",
-    "activation_recomputation",
-    "lora_rank",
-    "memory_utilization",
-    "tensor_parallel",
-    "pipeline_parallel",
-    "offload",
-)
-COST_FIELDS = ("amortization_years", "electricity_usd_per_kwh", "pue", "utilization")
-FORM_FIELDS: dict[str, str] = {
-    "build": "build",
-    "model": "model",
-    "config": "model.config",
-    "model_name": "model.name",
-    **CUSTOM_BUILD_FIELDS,
-    **CUSTOM_ACCELERATOR_FIELDS,
-    **GROUP_FIELDS,
-    **HOST_FIELDS,
-    **{f: f"workload.{f}" for f in WORKLOAD_FIELDS},
-    **{f: f"costs.{f}" for f in COST_FIELDS},
-}
-FIELD_FOR_PATH = {path: name for name, path in FORM_FIELDS.items()}
-MODES = (
-    ("inference", "Inference"),
-    ("training", "Full training / fine-tuning"),
-    ("lora", "LoRA fine-tuning"),
-    ("qlora", "QLoRA fine-tuning (4-bit base)"),
-)
-PARALLELISM = (
-    ("auto", "Automatic"),
-    ("tensor", "Tensor parallel"),
-    ("pipeline", "Pipeline parallel"),
-)
-OFFLOAD_CHOICES = (
-    ("auto", "When it does not fit: layers or MoE experts in host RAM"),
-    ("none", "Never: accelerator memory only"),
-)
-# Runtimes a page offers (the training loop, pytorch, is not an inference choice).
-RUNTIME_OPTIONS = tuple((r, r) for r in INFERENCE_RUNTIMES)
-MAX_CONFIG_CHARS = 100_000
-EXAMPLE_QUERY = "/estimate.json?build=2x-dgx-h200-cluster&model=deepseek-v3&precision=fp8"
-
-
-def _set(target: dict[str, Any], path: str, value: Any) -> None:
-    node = target
-    *parents, leaf = path.split(".")
-    for part in parents:
-        child = node.get(part)
-        if not isinstance(child, dict):
-            child = {}
-            node[part] = child
-        node = child
-    node[leaf] = value
-
-
-def request_from_form(raw: dict[str, str]) -> tuple[dict[str, Any] | None, list[FieldError]]:
-    """The estimate request a calculator query describes (None when it names no build or
-    model yet), plus the form-level problems found before schema validation."""
-    errors: list[FieldError] = []
-    body: dict[str, Any] = {}
-    build_source = raw.get("build_source", "catalog")
-    model_source = raw.get("model_source", "catalog")
-    if build_source == "custom":
-        body["build"] = _described_build(raw)
-    elif "build" in raw:
-        body["build"] = raw["build"]
-    if model_source == "config":
-        text = raw.get("config", "")
-        if text:
-            if len(text) > MAX_CONFIG_CHARS:
-                errors.append(FieldError("config", f"longer than {MAX_CONFIG_CHARS:,} characters"))
-            else:
-                try:
-                    config = json.loads(text)
-                except json.JSONDecodeError as exc:
-                    errors.append(FieldError("config", f"not valid JSON ({exc.msg}, line "
-                                                       f"{exc.lineno})"))
-                except ValueError:  # e.g. numbers too long to convert
-                    errors.append(FieldError("config", "not valid JSON"))
-                except RecursionError:
-                    errors.append(FieldError("config", "nested too deeply"))
-                else:
-                    if isinstance(config, dict):
-                        body["model"] = {"name": raw.get("model_name") or "Pasted model",
-                                         "config": config}
-                    else:
-                        errors.append(FieldError("config", "must be a JSON object"))
-    elif "model" in raw:
-        body["model"] = raw["model"]
-    workload: dict[str, Any] = {f: raw[f] for f in WORKLOAD_FIELDS if f in raw}
-    if "activation_recomputation" in workload:
-        # "default" (or absent) leaves the mode's standard recipe; on/off choose explicitly.
-        choice = workload.pop("activation_recomputation")
-        if choice in ("true", "on", "1"):
-            workload["activation_recomputation"] = True
-        elif choice in ("false", "off", "0"):
-            workload["activation_recomputation"] = False
-    body["workload"] = workload
-    costs = {f: raw[f] for f in COST_FIELDS if f in raw}
-    if costs:
-        body["costs"] = costs
-    if "build" not in body and "model" not in body:
-        return None, errors
-    if "build" not in body:
-        errors.append(FieldError("build", "choose a catalog build or describe one"))
-    if "model" not in body and not any(e.field == "config" for e in errors):
-        errors.append(FieldError("model", "choose a catalog model or paste a config.json"))
-    return body, errors
-
-
-def _described_build(raw: dict[str, str]) -> dict[str, Any]:
-    """The inline build the "describe a build" fields give: groups of cards and a host."""
-    build: dict[str, Any] = {"name": raw.get("b_name", "Custom build")}
-    for name, path in CUSTOM_BUILD_FIELDS.items():
-        if name in raw:
-            _set({"build": build}, path, raw[name])
-    first: dict[str, Any] = {"count": raw.get("b_per_node", "1")}
-    accelerator = raw.get("b_accelerator", "custom")
-    if accelerator == "custom":
-        described = {"name": "Custom accelerator"}
-        for name, path in CUSTOM_ACCELERATOR_FIELDS.items():
-            if name in raw:
-                described[path.rsplit(".", 1)[1]] = raw[name]
-        first["accelerator"] = described
-    else:
-        first["accelerator"] = accelerator
-    groups = [first]
-    for row in range(2, GROUP_ROWS + 1):
-        card = raw.get(f"g{row}_accelerator")
-        if card:
-            groups.append({"accelerator": card, "count": raw.get(f"g{row}_count", "1")})
-    for row, group in enumerate(groups, start=1):
-        prefix = _group_prefix(row)
-        for part in ("pcie_gen", "pcie_lanes"):
-            text = raw.get(f"{prefix}{part}")
-            if text is not None:
-                # Lanes are a choice of whole numbers; the form sends text.
-                group[GROUP_PARTS[part]] = int(text) if text.isdigit() else text
-    build["accelerators"] = groups
-    host = {path.rsplit(".", 1)[1]: raw[name] for name, path in HOST_FIELDS.items() if name in raw}
-    if host:
-        build["host"] = host
-    return build
-
-
-def _form_field(path: str) -> str:
-    """The form field that a request path came from (its nearest known ancestor)."""
-    parts = path.split(".")
-    while parts:
-        candidate = ".".join(parts)
-        if candidate in FIELD_FOR_PATH:
-            return FIELD_FOR_PATH[candidate]
-        parts.pop()
-    return path
-
-
-def _form_notices(errors: list[FieldError]) -> list[Notice]:
-    out = []
-    for e in errors:
-        field = _form_field(e.field)
-        label = FIELD_LABELS.get(field, field.replace("_", " "))
-        out.append(Notice(f"{label}: {_in_words(e.message)}", field=field))
-    return out
-
-
-def _in_words(message: str) -> str:
-    """A schema message without pydantic's "Value error, " prefix."""
-    return message.removeprefix("Value error, ")
-
-
-# ---- hf_id: a model by its Hugging Face id (issue 15, item 11) -------------------------------
-# Kept apart from the form parsing above: the id is turned into the pasted-config fields, so
-# everything after it treats a fetched config exactly like a pasted one.
-
-
-def with_hub_config(raw: dict[str, str], settings: Settings) -> dict[str, str]:
-    """The query with `hf_id`'s config.json from the Hub in place of a pasted config, when the
-    model comes from a config (or nothing else names one); raises a DomainError on `hf_id`."""
-    hf_id = raw.get("hf_id", "").strip()
-    source = raw.get("model_source")
-    if not hf_id or not (source == "config" or (source is None and "model" not in raw)):
-        return raw
-    if raw.get("config", "").strip():
-        message = "give either a Hugging Face id or a pasted config.json, not both"
-        raise InvalidInput(f"hf_id: {message}", errors=[FieldError("hf_id", message)])
-    fetched = fetch_config(hf_id, settings=settings, field="hf_id")
-    return {
-        **raw,
-        "model_source": "config",
-        "config": json.dumps(fetched.config),
-        "model_name": raw.get("model_name") or fetched.hf_id,
-    }
 
 
 def evaluate(
@@ -339,18 +52,18 @@ def evaluate(
     try:
         raw = with_hub_config(raw, settings)
     except DomainError as error:
-        return None, _form_notices(error.errors), error.status_code
+        return None, form_notices(error.errors), error.status_code
     body, errors = request_from_form(raw)
     if body is None and not errors:
         return None, [], 200
     if errors:
-        return None, _form_notices(errors), 422
+        return None, form_notices(errors), 422
     try:
         request = parse_estimate_request(body)
         answer = run_estimate(session, request=request, costs=cost_assumptions(settings))
     except DomainError as error:
         problems = error.errors or [FieldError("(request)", error.detail)]
-        return None, _form_notices(problems), error.status_code
+        return None, form_notices(problems), error.status_code
     return answer, [], 200
 
 
@@ -446,21 +159,13 @@ def estimate_page(request: Request, session: SessionDep, settings: SettingsDep) 
             "answer": answer,
             "accuracy_notes": accuracy_notes,
             "notices": notices,
-            "options": options,
+            **build_model_context(raw, options),
             "precisions": precision_options(),
             "kv_precisions": [(k, k.upper()) for k in KV_BITS],
             "runtimes": RUNTIME_OPTIONS,
             "modes": MODES,
             "parallelism": PARALLELISM,
-            "intra_kinds": [(k, link_name(k)) for k in INTRA_NODE_LINK_KINDS],
-            "inter_kinds": [(k, link_name(k)) for k in INTER_NODE_LINK_KINDS],
-            "memory_kinds": [(k, k) for k in MEMORY_KINDS],
-            "group_rows": range(2, GROUP_ROWS + 1),
-            "pcie_generations": [(str(g), f"PCIe {g}.0") for g in range(3, 7)],
-            "pcie_lanes": [(str(n), f"x{n}") for n in (16, 8, 4, 1)],
             "offload_choices": OFFLOAD_CHOICES,
-            "build_source": raw.get("build_source", "catalog"),
-            "model_source": raw.get("model_source", "catalog"),
             "chart_url": f"/estimate/memory.svg?{query}" if answer else None,
             "share_url": f"/estimate?{query}" if query else "/estimate",
             "defaults": cost_assumptions(settings),
@@ -501,7 +206,7 @@ def estimate_json(request: Request, session: SessionDep, settings: SettingsDep) 
         if status != 422:
             error.status_code = status
         return JSONResponse(error.problem(instance=request.url.path), status_code=error.status_code,
-                            media_type="application/problem+json")
+                            media_type=PROBLEM_JSON)
     return JSONResponse(answer)
 
 

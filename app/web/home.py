@@ -7,13 +7,13 @@ from sqlalchemy.orm import Session
 from app.caching import snapshot
 from app.config import Settings
 from app.deps import SessionDep, SettingsDep
+from app.formatting import gb
 from app.schemas.tiers import TiersQuery
-from app.services.charts import SVG_HEADERS, TierPoint, cached_chart, tier_line_svg
-from app.services.pages import tier_story
 from app.services.tiers import tier_line
-from app.web.builds import precision_options
-from app.web.common import cached_page, parse_query, raw_query, render, with_query
-from app.web.templating import gb
+from app.web.charts import SVG_HEADERS, TierPoint, cached_chart, tier_line_svg
+from app.web.common import cached_page, parse_query, raw_query, render
+from app.web.pages import precision_options, tier_story
+from app.web.urls import with_query
 
 router = APIRouter(include_in_schema=False)
 

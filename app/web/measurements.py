@@ -11,7 +11,8 @@ from app.models import MEASUREMENT_RUNTIMES, METRICS
 from app.schemas.measurement import MeasurementQuery
 from app.services.accuracy import METRIC_LABELS
 from app.services.measurements import list_measurements
-from app.web.common import cached_page, parse_query, raw_query, render, with_query
+from app.web.common import cached_page, parse_query, raw_query, render
+from app.web.urls import with_query
 
 router = APIRouter(include_in_schema=False)
 

@@ -14,8 +14,9 @@ from app.services.accuracy import measured_vs_predicted_for_model
 from app.services.estimates import cost_assumptions
 from app.services.model_profiles import get_model_profile, list_model_profiles
 from app.services.recommend import recommend
-from app.web.builds import precision_options
-from app.web.common import parse_query, raw_query, render, with_query
+from app.web.common import parse_query, raw_query, render
+from app.web.pages import precision_options
+from app.web.urls import with_query
 
 router = APIRouter(include_in_schema=False)
 

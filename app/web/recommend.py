@@ -10,13 +10,13 @@ from app.caching import snapshot
 from app.deps import SessionDep, SettingsDep
 from app.errors import DomainError
 from app.schemas.recommend import RecommendQuery
-from app.services.charts import SVG_HEADERS, CostSpeedPoint, cached_chart, cost_speed_svg
 from app.services.estimates import cost_assumptions
-from app.services.pages import filter_options
 from app.services.recommend import recommend
-from app.web.builds import precision_options
-from app.web.common import Notice, notices_from, parse_query, raw_query, render, with_query
-from app.web.estimate import PARALLELISM, RUNTIME_OPTIONS
+from app.web.charts import SVG_HEADERS, CostSpeedPoint, cached_chart, cost_speed_svg
+from app.web.common import Notice, notices_from, parse_query, raw_query, render
+from app.web.estimate_form import PARALLELISM, RUNTIME_OPTIONS
+from app.web.pages import filter_options, precision_options
+from app.web.urls import with_query
 
 router = APIRouter(include_in_schema=False)
 
@@ -94,6 +94,9 @@ def recommend_page(request: Request, session: SessionDep, settings: SettingsDep)
             "on_front": on_front,
             "miss_links": _miss_links(answer, state),
             "chart_url": with_query("/recommend/chart.svg", state) if answer else None,
+            "phone_chart_url": with_query("/recommend/chart.svg", {**state, "size": "phone"})
+            if answer
+            else None,
             "notices": notices,
         },
         json_url=with_query("/api/v1/recommend", state) if answer else "/api/v1/models",
@@ -104,8 +107,10 @@ def recommend_page(request: Request, session: SessionDep, settings: SettingsDep)
 
 @router.get("/recommend/chart.svg")
 def recommend_chart(request: Request, session: SessionDep, settings: SettingsDep) -> Response:
-    """Price against decode speed for the recommended builds, Pareto front joined, as SVG."""
+    """Price against decode speed for the recommended builds, Pareto front joined, as SVG;
+    ?size=phone draws the narrow variant phones are given."""
     answer, query, _raw, _notices, status = _evaluate(request, session, settings)
+    phone = request.query_params.get("size") == "phone"
     if answer is None or query is None:
         return Response("no recommendation for this query", media_type="text/plain",
                         status_code=status if status >= 400 else 422)
@@ -121,7 +126,7 @@ def recommend_chart(request: Request, session: SessionDep, settings: SettingsDep
             )
             for item in answer["items"]
         ]
-        return cost_speed_svg(points)
+        return cost_speed_svg(points, phone=phone)
 
-    svg = cached_chart(snapshot(session), ("recommend", query.model_dump_json()), draw)
+    svg = cached_chart(snapshot(session), ("recommend", query.model_dump_json(), phone), draw)
     return Response(svg, media_type="image/svg+xml", headers=SVG_HEADERS)

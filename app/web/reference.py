@@ -11,9 +11,9 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from app.deps import SessionDep, SettingsDep
 from app.errors import NotFound
-from app.services.pages import catalog_provenance
 from app.web.common import render
 from app.web.glossary import TERMS
+from app.web.pages import catalog_provenance
 
 router = APIRouter(include_in_schema=False)
 

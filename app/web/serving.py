@@ -1,7 +1,7 @@
 """The serving page: the calculator's inputs plus lengths, SLO, load and speculation, as a GET
 form; the curve as an SVG chart and a table, the operating point in words; /serving.json twin.
 
-Build, model, workload and cost fields are the calculator's (app.web.estimate.FORM_FIELDS, read
+Build, model, workload and cost fields are the calculator's (app.web.estimate_form.FORM_FIELDS, read
 by its `request_from_form`, so custom builds and pasted configs work here too); SERVING_FIELDS
 add the `serving` part of POST /api/v1/serving.
 """
@@ -16,15 +16,20 @@ from app.config import Settings
 from app.deps import SessionDep, SettingsDep
 from app.engine import KV_BITS, RUNTIMES
 from app.errors import DomainError, FieldError, InvalidInput
-from app.models import INTER_NODE_LINK_KINDS, INTRA_NODE_LINK_KINDS, MEMORY_KINDS
-from app.services.charts import SVG_HEADERS, CurveSeries, cached_chart, serving_curve_svg
+from app.problems import PROBLEM_JSON
 from app.services.estimates import cost_assumptions
-from app.services.pages import filter_options
 from app.services.serving import parse_serving_request, run_serving
-from app.web.builds import precision_options
-from app.web.common import Notice, raw_query, render, with_query
-from app.web.estimate import FORM_FIELDS, request_from_form
-from app.web.templating import link_name
+from app.web.charts import SVG_HEADERS, CurveSeries, cached_chart, serving_curve_svg
+from app.web.common import Notice, raw_query, render
+from app.web.estimate_form import (
+    FORM_FIELDS,
+    build_model_context,
+    form_field,
+    request_from_form,
+    with_hub_config,
+)
+from app.web.pages import filter_options, precision_options
+from app.web.urls import with_query
 
 router = APIRouter(include_in_schema=False)
 
@@ -54,17 +59,6 @@ EXAMPLE_QUERY = (
 )
 
 
-def _form_field(path: str) -> str:
-    """The form field a request path came from (its nearest known ancestor)."""
-    parts = path.split(".")
-    while parts:
-        candidate = ".".join(parts)
-        if candidate in FIELD_FOR_PATH:
-            return FIELD_FOR_PATH[candidate]
-        parts.pop()
-    return path
-
-
 def _request_body(raw: dict[str, str]) -> tuple[dict[str, Any] | None, list[FieldError]]:
     body, errors = request_from_form(raw)
     if body is None:
@@ -86,6 +80,10 @@ def evaluate(
     session: Any, settings: Settings, raw: dict[str, str]
 ) -> tuple[dict[str, Any] | None, list[FieldError], int]:
     """(answer or None, field errors, status) for a serving query."""
+    try:
+        raw = with_hub_config(raw, settings)  # a model by its Hugging Face id, as the calculator
+    except DomainError as error:
+        return None, error.errors, error.status_code
     body, errors = _request_body(raw)
     if body is None and not errors:
         return None, [], 200
@@ -99,11 +97,15 @@ def evaluate(
         return None, error.errors or [FieldError("(request)", error.detail)], error.status_code
 
 
-def _notices(errors: list[FieldError]) -> list[Notice]:
-    return [Notice(f"{e.field}: {e.message}", field=_form_field(e.field)) for e in errors]
+def field_notices(errors: list[FieldError]) -> list[Notice]:
+    """Refused serving fields as notices beside their form fields."""
+    return [
+        Notice(f"{e.field}: {e.message}", field=form_field(e.field, FIELD_FOR_PATH))
+        for e in errors
+    ]
 
 
-def _min_user_speed(answer: dict[str, Any]) -> float | None:
+def min_user_speed(answer: dict[str, Any]) -> float | None:
     """The per-user speed the limits require (ITL limit as tokens/s), for shading the chart."""
     s = answer["serving"]
     limits = [s["tokens_per_s_per_user_min"] or 0.0]
@@ -141,17 +143,12 @@ def serving_page(request: Request, session: SessionDep, settings: SettingsDep) -
         {
             "raw": raw,
             "answer": answer,
-            "notices": _notices(errors),
-            "options": filter_options(session),
+            "notices": field_notices(errors),
+            **build_model_context(raw, filter_options(session)),
             "precisions": precision_options(),
             "kv_precisions": [(k, k.upper()) for k in KV_BITS],
             "runtimes": [(r, r) for r in RUNTIMES],
             "speculative_kinds": SPECULATIVE_KINDS,
-            "intra_kinds": [(k, link_name(k)) for k in INTRA_NODE_LINK_KINDS],
-            "inter_kinds": [(k, link_name(k)) for k in INTER_NODE_LINK_KINDS],
-            "memory_kinds": [(k, k) for k in MEMORY_KINDS],
-            "build_source": raw.get("build_source", "catalog"),
-            "model_source": raw.get("model_source", "catalog"),
             "chart_url": f"/serving/curve.svg?{query}" if answer and answer["curve"] else None,
             "share_url": f"/serving?{query}" if query else "/serving",
             "defaults": cost_assumptions(settings),
@@ -180,7 +177,7 @@ def serving_json(request: Request, session: SessionDep, settings: SettingsDep) -
         error = InvalidInput("; ".join(f"{e.field}: {e.message}" for e in errors), errors=errors)
         error.status_code = status if status >= 400 else 422
         return JSONResponse(error.problem(instance=request.url.path),
-                            status_code=error.status_code, media_type="application/problem+json")
+                            status_code=error.status_code, media_type=PROBLEM_JSON)
     return JSONResponse(answer)
 
 
@@ -198,6 +195,6 @@ def serving_chart(request: Request, session: SessionDep, settings: SettingsDep) 
         snapshot(session),
         key,
         lambda: serving_curve_svg([curve_series(found)],
-                                  min_tokens_per_s_per_user=_min_user_speed(found)),
+                                  min_tokens_per_s_per_user=min_user_speed(found)),
     )
     return Response(svg, media_type="image/svg+xml", headers=SVG_HEADERS)

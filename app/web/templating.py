@@ -41,18 +41,7 @@ from app.formatting import (
 )
 from app.services.audit import field_changes
 from app.web.glossary import TERMS_BY_KEY
-
-
-def query_url(path: str, params: dict[str, Any] | None = None, **changes: Any) -> str:
-    """`path` with `params` updated by `changes` (None drops a key) as a query string."""
-    merged: dict[str, Any] = dict(params or {})
-    for key, value in changes.items():
-        merged[key] = value
-    from app.web.common import query_string  # late: common imports this module
-
-    query = query_string(merged)
-    return f"{path}?{query}" if query else path
-
+from app.web.urls import query_url
 
 # Units of measurement metrics (app.models.measurement.METRIC_UNITS), as shown after a figure.
 _METRIC_FORMATS: dict[str, Callable[[Any], str]] = {

@@ -4,7 +4,7 @@ admitted in arrival order; metrics scrapes skip the queue; every answer keeps it
 import asyncio
 from typing import Any
 
-from app.middleware import CONTENT_SECURITY_POLICY, EdgeMiddleware
+from app.middleware.edge import CONTENT_SECURITY_POLICY, EdgeMiddleware
 
 
 class SlowApp:

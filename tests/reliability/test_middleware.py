@@ -12,7 +12,8 @@ from pydantic import BaseModel
 
 from app.config import Settings
 from app.main import create_app
-from app.middleware import CONTENT_SECURITY_POLICY, BodySizeLimitMiddleware
+from app.middleware.admission import BodySizeLimitMiddleware
+from app.middleware.edge import CONTENT_SECURITY_POLICY
 from app.services.tokens import create_token
 
 
@@ -158,7 +159,7 @@ def test_unhandled_error_is_logged_with_its_traceback(app_client, caplog) -> Non
 
 
 def test_request_log_is_one_json_line_per_request(app_client, caplog) -> None:  # type: ignore[no-untyped-def]
-    from app.middleware import JsonFormatter
+    from app.middleware.logs import JsonFormatter
 
     with caplog.at_level(logging.INFO, logger="tierline.access"):
         response = app_client.get("/api/v1/_test/items/abc", headers={"x-request-id": "req-123"})

@@ -7,10 +7,10 @@ import pytest
 from sqlalchemy.orm import Session
 
 from app.catalog_version import current_catalog_version
-from app.services import charts
 from app.services import engine_runs as runs_module
 from app.services.catalog import export_document, import_document
 from app.services.tiers import tier_line
+from app.web.charts import catalog
 
 
 @pytest.fixture
@@ -73,25 +73,25 @@ def test_an_edited_spec_is_evaluated_again_and_only_that_build(
 
 def test_a_chart_is_drawn_once_per_distinct_data(monkeypatch: pytest.MonkeyPatch) -> None:
     drawn: list[int] = []
-    real = charts._cost_speed_svg
+    real = catalog._cost_speed_svg
 
-    def counting(points: Any) -> str:
+    def counting(points: Any, *, phone: bool = False) -> str:
         drawn.append(len(points))
-        return real(points)
+        return real(points, phone=phone)
 
-    monkeypatch.setattr(charts, "_cost_speed_svg", counting)
-    charts.SVG_BY_DATA.clear()
+    monkeypatch.setattr(catalog, "_cost_speed_svg", counting)
+    catalog.SVG_BY_DATA.clear()
     points = [
-        charts.CostSpeedPoint("A", "desktop", 8000.0, 40.0, True),
-        charts.CostSpeedPoint("B", "dgx", 300000.0, 90.0, True),
+        catalog.CostSpeedPoint("A", "desktop", 8000.0, 40.0, True),
+        catalog.CostSpeedPoint("B", "dgx", 300000.0, 90.0, True),
     ]
-    svg = charts.cost_speed_svg(points)
+    svg = catalog.cost_speed_svg(points)
     assert svg.lstrip().startswith("<?xml") and "<svg" in svg
     # Equal data (a new list of equal points) is not drawn again.
-    assert charts.cost_speed_svg(list(points)) == svg
+    assert catalog.cost_speed_svg(list(points)) == svg
     assert drawn == [2]
-    moved = [points[0], charts.CostSpeedPoint("B", "dgx", 300000.0, 95.0, True)]
-    assert charts.cost_speed_svg(moved) != svg
+    moved = [points[0], catalog.CostSpeedPoint("B", "dgx", 300000.0, 95.0, True)]
+    assert catalog.cost_speed_svg(moved) != svg
     assert drawn == [2, 2]
 
 

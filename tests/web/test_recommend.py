@@ -1,5 +1,7 @@
 """The recommend page: the recommend service's ranking, Pareto front in words, chart."""
 
+import re
+
 from fastapi.testclient import TestClient
 
 from ._html import parse
@@ -52,3 +54,21 @@ def test_runtime_and_parallelism_are_choices_and_items_say_how_to_run(web: TestC
     text = doc.one("table").text()
     for item in api["items"]:
         assert item["launch_command"] in text and item["runtime"] in text
+
+
+def test_recommend_chart_has_a_phone_variant(web: TestClient) -> None:
+    page = web.get("/recommend", params={"model": "llama-3-1-8b"}).text
+    assert 'media="(max-width: 40rem)"' in page
+    wide = web.get("/recommend/chart.svg", params={"model": "llama-3-1-8b"})
+    phone = web.get("/recommend/chart.svg", params={"model": "llama-3-1-8b", "size": "phone"})
+    assert phone.status_code == 200 and phone.headers["content-type"].startswith("image/svg")
+    width, height = (float(v) for v in _svg_size(phone.text))
+    wide_width, wide_height = (float(v) for v in _svg_size(wide.text))
+    assert height > width  # taller than wide, for a phone held upright
+    assert wide_width > wide_height
+
+
+def _svg_size(svg: str) -> tuple[str, str]:
+    match = re.search(r'<svg[^>]* width="([\d.]+)pt" height="([\d.]+)pt"', svg)
+    assert match, svg[:300]
+    return match.group(1), match.group(2)

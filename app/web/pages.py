@@ -13,7 +13,9 @@ from sqlalchemy.orm import Session
 
 from app.caching import snapshot
 from app.config import Settings
+from app.engine import PRECISIONS
 from app.engine.cost import build_price_usd
+from app.formatting import precision_label
 from app.models import Accelerator, Build, ModelProfile
 from app.services.build_rows import find_build, pooled_memory_gb
 from app.services.estimates import cost_assumptions, model_fits_for_build
@@ -67,6 +69,11 @@ class FilterOptions:
     builds: tuple[tuple[str, str], ...]  # (slug, name), by name
     models: tuple[tuple[str, str], ...]  # (slug, name), by name
     accelerators: tuple[tuple[str, str], ...]  # (slug, name), by name
+
+
+def precision_options() -> list[tuple[str, str]]:
+    """Weight precisions for select boxes, in the engine's order."""
+    return [(name, precision_label(name)) for name in PRECISIONS]
 
 
 def filter_options(session: Session) -> FilterOptions:

@@ -1,0 +1,111 @@
+"""Catalog commands: migrate the schema, seed records, export the catalog."""
+
+import json
+import sys
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+import yaml
+from sqlalchemy import func, select
+from sqlalchemy.exc import SQLAlchemyError
+
+from app.cli.common import fail
+from app.config import get_settings
+from app.db import make_engine, make_sessionmaker
+from app.migrate import upgrade_to_head
+from app.models import Build
+
+
+class ExportFormat(StrEnum):
+    yaml = "yaml"
+    json = "json"
+
+
+def migrate() -> None:
+    """Upgrade the database schema to the newest revision."""
+    settings = get_settings()
+    try:
+        upgrade_to_head(settings.database_url)
+    except SQLAlchemyError as exc:
+        fail(f"migration failed: {exc.__class__.__name__}: {exc}")
+    typer.echo(f"database at head: {settings.database_url}")
+
+
+def seed(
+    path: Annotated[
+        Path | None,
+        typer.Argument(help="a seed directory or one YAML/JSON document (default: seed_data/)"),
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="print what would change and change nothing")
+    ] = False,
+) -> None:
+    """Upsert catalog records by slug from seed files; all or nothing."""
+    from app.services.catalog import import_document, load_document_file, load_seed_directory
+
+    settings = get_settings()
+    source = path or settings.seed_dir
+    if not source.exists():
+        fail(f"{source}: no such file or directory")
+    try:
+        document = load_seed_directory(source) if source.is_dir() else load_document_file(source)
+    except (OSError, yaml.YAMLError) as exc:
+        fail(f"{source}: cannot read: {exc}")
+    engine = make_engine(settings.database_url)
+    try:
+        with make_sessionmaker(engine)() as session:
+            result = import_document(session, document, actor="cli:seed", dry_run=dry_run)
+    finally:
+        engine.dispose()
+    if result.errors:
+        for err in result.errors:
+            where = f"{err.kind} '{err.slug}'" if err.slug else f"{err.kind} #{err.index}"
+            typer.echo(f"{source}: {where}: {err.field}: {err.message}", err=True)
+        fail(f"{len(result.errors)} invalid record(s); nothing was written")
+    verb = "would" if dry_run else "did"
+    for label, refs in (("create", result.created), ("update", result.updated)):
+        for ref in refs:
+            typer.echo(f"{label} {ref.kind} {ref.slug}")
+    typer.echo(
+        f"{verb} create {len(result.created)}, update {len(result.updated)}, "
+        f"leave {len(result.unchanged)} unchanged"
+    )
+
+
+def export(
+    format: Annotated[ExportFormat, typer.Option("--format", help="yaml or json")] = (
+        ExportFormat.yaml
+    ),
+    output: Annotated[Path | None, typer.Option("-o", "--output", help="file to write")] = None,
+) -> None:
+    """Write the whole catalog as one document that `tierline seed` accepts."""
+    from app.services.catalog import export_document
+
+    settings = get_settings()
+    engine = make_engine(settings.database_url)
+    try:
+        with make_sessionmaker(engine)() as session:
+            document: dict[str, Any] = export_document(session)
+    finally:
+        engine.dispose()
+    if format is ExportFormat.json:
+        text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    else:
+        text = yaml.safe_dump(document, sort_keys=False, allow_unicode=True)
+    if output is None:
+        sys.stdout.write(text)
+    else:
+        output.write_text(text, encoding="utf-8")
+        typer.echo(f"wrote {output}", err=True)
+
+
+def catalog_is_empty(url: str) -> bool:
+    """True when the database at `url` holds no builds (a fresh install to seed)."""
+    engine = make_engine(url)
+    try:
+        with engine.connect() as conn:
+            return (conn.scalar(select(func.count()).select_from(Build)) or 0) == 0
+    finally:
+        engine.dispose()

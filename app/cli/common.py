@@ -1,0 +1,58 @@
+"""What the commands share: failing with a message, reading input files, running a service."""
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, NoReturn
+
+import typer
+import yaml
+from pydantic import ValidationError
+from sqlalchemy.orm import Session
+
+from app.config import Settings, get_settings
+from app.db import make_engine, make_sessionmaker
+from app.errors import DomainError, field_errors
+
+
+def fail(message: str, *, code: int = 1) -> NoReturn:
+    """Print `message` in red on stderr and exit with `code`."""
+    typer.secho(message, err=True, fg=typer.colors.RED)
+    raise typer.Exit(code=code)
+
+
+def echo_field_errors(exc: ValidationError) -> None:
+    """Each refused field on stderr as "field.path: reason" (the API's own wording)."""
+    for err in field_errors(exc.errors(include_url=False)):
+        typer.echo(f"{err.field}: {err.message}", err=True)
+
+
+def read_object(path: Path, what: str) -> dict[str, Any]:
+    """A JSON or YAML object from a file, or exit naming the file and the problem."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        fail(f"{path}: cannot read: {exc.strerror or exc}")
+    try:
+        data = json.loads(text) if path.suffix.lower() == ".json" else yaml.safe_load(text)
+    except (ValueError, yaml.YAMLError) as exc:
+        fail(f"{path}: not valid JSON/YAML: {exc}")
+    if not isinstance(data, dict):
+        fail(f"{path}: {what} must be a JSON/YAML object")
+    return data
+
+
+def engine_answer(run: Callable[[Session, Settings], Any], *, error_code: int = 2) -> Any:
+    """Run a service call on the configured catalog; domain errors exit `error_code` naming
+    the field."""
+    settings = get_settings()
+    engine = make_engine(settings.database_url)
+    try:
+        with make_sessionmaker(engine)() as session:
+            return run(session, settings)
+    except DomainError as exc:
+        for err in exc.errors:
+            typer.echo(f"{err.field}: {err.message}", err=True)
+        fail(exc.detail, code=error_code)
+    finally:
+        engine.dispose()

@@ -1,0 +1,199 @@
+"""`tierline estimate` and `tierline recommend`: the calculator and the ranking, as text or JSON."""
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from pydantic import ValidationError
+
+from app.cli.common import echo_field_errors, engine_answer, fail, read_object
+from app.formatting import DASH, gb, hours, seconds, tps, usd
+
+
+def estimate(
+    build: Annotated[str | None, typer.Option(help="catalog build slug")] = None,
+    build_file: Annotated[
+        Path | None, typer.Option("--build-file", help="inline build object (JSON or YAML)")
+    ] = None,
+    model: Annotated[str | None, typer.Option(help="catalog model slug")] = None,
+    config: Annotated[
+        Path | None, typer.Option(help="a Hugging Face config.json instead of --model")
+    ] = None,
+    model_name: Annotated[
+        str | None, typer.Option("--model-name", help="name for --config (default: file stem)")
+    ] = None,
+    mode: Annotated[str, typer.Option(help="inference | training | lora | qlora")] = "inference",
+    precision: Annotated[str | None, typer.Option(help="weight precision (default fp8)")] = None,
+    kv_cache_precision: Annotated[str | None, typer.Option("--kv-cache-precision")] = None,
+    context_tokens: Annotated[int | None, typer.Option("--context-tokens")] = None,
+    prompt_tokens: Annotated[int | None, typer.Option("--prompt-tokens")] = None,
+    batch: Annotated[int | None, typer.Option(help="concurrent sequences")] = None,
+    runtime: Annotated[
+        str | None, typer.Option(help="vllm, sglang, trt-llm, llama.cpp, ollama, mlx")
+    ] = None,
+    parallelism: Annotated[str | None, typer.Option(help="auto | tensor | pipeline")] = None,
+    tensor_parallel: Annotated[int | None, typer.Option("--tensor-parallel")] = None,
+    pipeline_parallel: Annotated[int | None, typer.Option("--pipeline-parallel")] = None,
+    memory_utilization: Annotated[
+        float | None, typer.Option("--memory-utilization", help="usable share of memory, 0-1")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print the API's JSON answer")] = False,
+) -> None:
+    """Estimate fit, plan, speed and cost: the POST /api/v1/estimate answer."""
+    # Imported when the command runs, so that `tierline serve` and `--help` start quickly.
+    from app.schemas.estimate import EstimateRequest
+    from app.services.estimates import cost_assumptions, run_estimate
+
+    if (build is None) == (build_file is None):
+        fail("give exactly one of --build SLUG and --build-file FILE")
+    if (model is None) == (config is None):
+        fail("give exactly one of --model SLUG and --config config.json")
+    body: dict[str, Any] = {}
+    if build_file is not None:
+        body["build"] = read_object(build_file, "a build")
+    else:
+        body["build"] = build
+    if config is not None:
+        body["model"] = {
+            "name": model_name or config.stem,
+            "config": read_object(config, "config.json"),
+        }
+    else:
+        body["model"] = model
+    options = {
+        "mode": mode,
+        "precision": precision,
+        "kv_cache_precision": kv_cache_precision,
+        "context_tokens": context_tokens,
+        "prompt_tokens": prompt_tokens,
+        "batch": batch,
+        "runtime": runtime,
+        "parallelism": parallelism,
+        "tensor_parallel": tensor_parallel,
+        "pipeline_parallel": pipeline_parallel,
+        "memory_utilization": memory_utilization,
+    }
+    body["workload"] = {k: v for k, v in options.items() if v is not None}
+    try:
+        request = EstimateRequest.model_validate(body)
+    except ValidationError as exc:
+        echo_field_errors(exc)
+        raise typer.Exit(code=2) from None
+    answer = engine_answer(
+        lambda session, settings: run_estimate(
+            session, request=request, costs=cost_assumptions(settings)
+        )
+    )
+    if as_json:
+        typer.echo(json.dumps(answer, indent=2, ensure_ascii=False))
+    else:
+        print_estimate(answer)
+
+
+def recommend(
+    model: Annotated[str, typer.Option(help="catalog model slug")],
+    max_price: Annotated[float | None, typer.Option("--max-price", help="USD at most")] = None,
+    min_tokens_per_s: Annotated[
+        float | None, typer.Option("--min-tokens-per-s", help="decode tokens/s per sequence")
+    ] = None,
+    precision: Annotated[str | None, typer.Option(help="weight precision (default fp8)")] = None,
+    context_tokens: Annotated[int | None, typer.Option("--context-tokens")] = None,
+    batch: Annotated[int | None, typer.Option(help="concurrent sequences")] = None,
+    runtime: Annotated[str | None, typer.Option(help="default: per build from the inputs")] = None,
+    sort: Annotated[
+        str | None, typer.Option(help="price_usd, usd_per_million_tokens, -decode_tokens_per_s")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print the API's JSON answer")] = False,
+) -> None:
+    """The builds that run a model, ranked: the GET /api/v1/recommend answer."""
+    from app.schemas.recommend import RecommendQuery
+    from app.services.estimates import cost_assumptions
+    from app.services.recommend import recommend as recommend_builds
+
+    values = {
+        "model": model,
+        "max_price_usd": max_price,
+        "min_decode_tokens_per_s": min_tokens_per_s,
+        "precision": precision,
+        "context_tokens": context_tokens,
+        "batch": batch,
+        "runtime": runtime,
+        "sort": sort,
+    }
+    try:
+        query = RecommendQuery.model_validate({k: v for k, v in values.items() if v is not None})
+    except ValidationError as exc:
+        echo_field_errors(exc)
+        raise typer.Exit(code=2) from None
+    answer = engine_answer(
+        lambda session, settings: recommend_builds(
+            session, query=query, costs=cost_assumptions(settings)
+        )
+    )
+    if as_json:
+        typer.echo(json.dumps(answer, indent=2, ensure_ascii=False))
+        return
+    m = answer["model"]
+    typer.echo(
+        f"{m['name']}: {len(answer['items'])} of {answer['fitting']} fitting builds pass the "
+        f"limits ({answer['considered']} considered), ranked by {answer['sort']}"
+    )
+    for item in answer["items"]:
+        typer.echo(
+            f"{item['rank']:>3}. {item['build']['name']}"
+            f"  {usd(item['build']['price_usd'])}"
+            f"  {tps(item['decode_tokens_per_s'])}  {item['runtime']}: {item['plan']}"
+            f"{'  (Pareto front)' if item['pareto'] else ''}"
+        )
+        typer.echo(f"     {item['launch_command']}")
+    typer.echo("All figures are estimates (docs/engine.md).")
+
+
+def print_estimate(answer: dict[str, Any]) -> None:
+    """The estimate as label/value lines, the findings below them."""
+    plan, mem, t, cost = answer["plan"], answer["memory"], answer["throughput"], answer["cost"]
+    w = answer["workload"]
+    rows = [
+        ("Build", answer["build"]["name"]),
+        ("Model", answer["model"]["name"]),
+        (
+            "Workload",
+            f"{w['mode']} at {w['precision']}, {w['context_tokens']:,} tokens of context, "
+            f"batch {w['batch']}, runtime {w['runtime']}",
+        ),
+        ("Verdict", answer["verdict"]),
+        ("Memory needed", gb(mem["total_gb"])),
+        ("Rule of thumb", gb(mem["rule_of_thumb_gb"]) + " (parameters x bytes x 1.2)"),
+        (
+            "Fullest accelerator",
+            f"{gb(mem['per_accelerator_gb'])} of "
+            f"{gb(mem['available_per_accelerator_gb'])} usable",
+        ),
+        ("Plan", f"{plan['description']} ({plan['objective']})"),
+        ("Launch", plan["launch_command"]),
+        ("Decode per sequence", tps(t["decode_tokens_per_s"])),
+        ("Decode, all sequences", tps(t["aggregate_decode_tokens_per_s"])),
+        ("Time to first token", seconds(t["time_to_first_token_s"])),
+        ("Bottleneck", t["bottleneck"] or DASH),
+        ("$ per million tokens", usd(cost["usd_per_million_tokens"])),
+    ]
+    if answer.get("training"):
+        tr = answer["training"]
+        rows += [
+            ("Training tokens/s", tps(tr["tokens_per_s"])),
+            ("Time to train", hours(tr["time_to_train_hours"])),
+        ]
+    for case in answer.get("failover") or []:
+        state = (
+            f"fits, {tps(case['decode_tokens_per_s'])}"
+            if case["fits"]
+            else "does not fit"
+        )
+        rows.append((f"After losing {case['lost']}", state))
+    width = max(len(label) for label, _ in rows)
+    for label, value in rows:
+        typer.echo(f"{label:<{width}}  {value}")
+    for finding in answer["findings"]:
+        typer.echo(f"[{finding['severity']}] {finding['message']}")
+    typer.echo("All figures are estimates (docs/engine.md).")

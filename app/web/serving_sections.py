@@ -1,0 +1,74 @@
+"""The serving curve on the build page and on compare: the serving page's own evaluation for one
+build (or several, one line each on one chart), with the page's SLO and load limits.
+
+The build page's section links the /serving page and its /serving.json twin for the same query;
+compare's section has its own chart (/compare/serving.svg) and JSON twin (/compare/serving.json),
+routed in app.web.compare.
+"""
+
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from app.caching import snapshot
+from app.config import Settings
+from app.web.charts import cached_chart, serving_curve_svg
+from app.web.common import Notice
+from app.web.serving import curve_series, evaluate, field_notices, min_user_speed
+
+# The serving fields a section's form takes (the rest of /serving's form is the page's own).
+LIMIT_FIELDS = (
+    "input_tokens",
+    "output_tokens",
+    "ttft_s_max",
+    "itl_ms_max",
+    "tokens_per_s_per_user_min",
+    "concurrent_users",
+    "requests_per_s",
+)
+
+
+def serving_query(
+    raw: dict[str, str], *, build: str, model: str, precision: str
+) -> dict[str, str]:
+    """The /serving query for one catalog build and model with the limits given in `raw`."""
+    return {"build": build, "model": model, "precision": precision, **limits_of(raw)}
+
+
+def limits_of(raw: dict[str, str]) -> dict[str, str]:
+    """The limits given in a page's query (for links and hidden form fields)."""
+    return {k: raw[k] for k in LIMIT_FIELDS if k in raw}
+
+
+@dataclass(frozen=True)
+class ServingSection:
+    """One build's curve for a page: the answer (None when refused), the /serving query, notices."""
+
+    query: dict[str, str]
+    answer: dict[str, Any] | None
+    notices: list[Notice]
+    status: int
+
+
+def serving_section(
+    session: Session, settings: Settings, raw: dict[str, str], *, build: str, model: str,
+    precision: str,
+) -> ServingSection:
+    """The serving curve of `build` running `model` under the limits in `raw`."""
+    query = serving_query(raw, build=build, model=model, precision=precision)
+    answer, errors, status = evaluate(session, settings, query)
+    return ServingSection(query, answer, field_notices(errors), status)
+
+
+def compare_chart_svg(sections: list[ServingSection], snap_key: str, session: Session) -> str:
+    """One chart with a line per build that has a curve, cached per catalog version and query."""
+    answers = [s.answer for s in sections if s.answer is not None and s.answer["curve"]]
+    limit = max((min_user_speed(a) or 0.0 for a in answers), default=0.0) or None
+    return cached_chart(
+        snapshot(session),
+        ("compare-serving", snap_key),
+        lambda: serving_curve_svg(
+            [curve_series(a) for a in answers], min_tokens_per_s_per_user=limit
+        ),
+    )
