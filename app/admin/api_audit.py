@@ -10,6 +10,7 @@ from app.admin.schemas import AuditEventOut, AuditPage, NoNul
 from app.deps import AdminDep, SessionDep
 from app.errors import NotFound
 from app.models import AuditEvent
+from app.pagination import ListResult, page_links
 from app.services.admin_records import restore_from_audit
 from app.services.audit import get_event, list_events
 
@@ -40,13 +41,13 @@ def list_audit(
     events, total = list_events(
         session, kind=kind, slug=slug, action=action, actor=actor, page=page, per_page=per_page
     )
-    next_url = None
-    headers = dict(NO_STORE)
-    if page * per_page < total:
-        next_url = str(request.url.include_query_params(page=page + 1))
-        headers["Link"] = f'<{next_url}>; rel="next"'
+    result = ListResult(
+        items=[audit_event_out(e) for e in events], total=total, page=page, per_page=per_page
+    )
+    next_url, link = page_links(request.url, result)
+    headers = {**NO_STORE, "Link": link}
     body = {
-        "items": [audit_event_out(e) for e in events],
+        "items": result.items,
         "total": total,
         "page": page,
         "per_page": per_page,

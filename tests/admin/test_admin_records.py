@@ -310,8 +310,12 @@ def test_audit_list_filters_and_paginates(admin_client: TestClient) -> None:
     assert body["total"] >= 3 and len(body["items"]) == 2
     assert all(e["slug"] == BUILD for e in body["items"])
     assert 'rel="next"' in first.headers["link"]
-    second = admin_client.get(body["next_url"]).json()
+    second_response = admin_client.get(body["next_url"])
+    second = second_response.json()
     assert second["page"] == 2
+    # The audit log pages like the catalog lists: the second page links back and to the first.
+    assert 'rel="prev"' in second_response.headers["link"]
+    assert 'rel="first"' in second_response.headers["link"]
     assert {e["id"] for e in second["items"]}.isdisjoint({e["id"] for e in body["items"]})
     models = admin_client.get("/api/v1/admin/audit", params={"kind": "model"}).json()["items"]
     assert all(e["kind"] == "model" for e in models)
