@@ -169,6 +169,26 @@ def test_catalog_measurements_become_cases_or_say_why_not(session: Session) -> N
     assert by_slug["t-mixed"].build.is_mixed
 
 
+def test_llama_cpp_row_split_speeds_are_skipped_and_its_fit_facts_kept(session: Session) -> None:
+    two_cards = {"accelerator": "rtx-3090", "count": 2}
+    row_split = measurement("t-row-split", hardware=two_cards, tensor_parallel=2)
+    fit_fact = measurement(
+        "t-row-split-fit",
+        hardware=two_cards,
+        tensor_parallel=2,
+        metric="out_of_memory",
+        value=False,
+        unit="bool",
+    )
+    documents = {"measurements": [row_split, fit_fact]}
+    assert import_document(session, documents, actor="t").ok
+    cases = measurement_cases(snapshot(session))
+    skipped = {s.slug: s.reason for s in cases.skipped}
+    assert "row split" in skipped["t-row-split"]
+    fit = next(c for c in cases.cases if c.slug == "t-row-split-fit")
+    assert fit.workload.tensor_parallel is None  # weights per card are the same in both modes
+
+
 def test_the_report_follows_an_import(session: Session) -> None:
     before = accuracy_report(snapshot(session))
     session.commit()

@@ -31,6 +31,8 @@ PRECISION_ALIASES = {"f16": "fp16", "f32": "fp32", "int4-awq": "int4", "int4-gpt
 # llama-bench's default prompt (pp512): used for a prefill figure whose prompt is not published.
 UNPUBLISHED_PROMPT_TOKENS = 512
 MAX_BATCH_ATTEMPTS = 8
+# Runtimes with llama.cpp's kernels: there, tensor parallel over several cards means its row split.
+LLAMA_CPP_RUNTIMES = ("llama.cpp", "ollama")
 
 
 class _Skip(Exception):
@@ -138,6 +140,13 @@ def _workload(record: MeasurementIn) -> Workload:
     prompt = record.prompt_tokens or 0
     output = record.output_tokens or 0
     metric = record.metric
+    tensor_parallel = record.tensor_parallel
+    if record.runtime in LLAMA_CPP_RUNTIMES and (tensor_parallel or 1) > 1:
+        # llama.cpp's row split gathers every split matmul's result on the main GPU, several
+        # round trips per layer: not the engine's two all-reduces, and not its layer split.
+        if metric != FIT_METRIC:
+            raise _Skip("llama.cpp row split is not modelled (the engine models its layer split)")
+        tensor_parallel = None  # each card holds 1/N of the weights in both split modes
     if metric in ("prefill_tokens_per_s", "ttft_s"):
         prompt = prompt or UNPUBLISHED_PROMPT_TOKENS
         context = depth + prompt
@@ -155,7 +164,7 @@ def _workload(record: MeasurementIn) -> Workload:
             prompt_tokens=min(prompt, max(1, context)) or None,
             batch=batch,
             runtime=record.runtime,
-            tensor_parallel=record.tensor_parallel,
+            tensor_parallel=tensor_parallel,
             pipeline_parallel=record.pipeline_parallel,
         )
     )
