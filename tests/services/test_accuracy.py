@@ -15,6 +15,7 @@ from app.services.accuracy import (
     cross_validate_by_source,
     device_class,
     engine_predictor,
+    estimate_for,
     evaluate,
     measurement_cases,
     roofline_predictor,
@@ -120,6 +121,31 @@ def test_serving_latencies_under_concurrency_follow_the_steady_state_cycle() -> 
     assert serving_figure(
         "itl_ms", ttft_s=0.5, step_s=0.01, batch=4, output_tokens=0
     ) == pytest.approx(10.0)
+
+
+def test_requests_beyond_the_batch_that_fits_wait_in_the_queue() -> None:
+    # 8 requests in flight, 4 fit: each lives two 3 s cycles, one of them waiting.
+    def figure(metric: str, in_flight: float | None) -> float:
+        return serving_figure(
+            metric, ttft_s=0.5, step_s=0.01, batch=4, output_tokens=100, in_flight=in_flight
+        )
+
+    assert figure("e2e_latency_s", 8) == pytest.approx(6.0)
+    assert figure("ttft_s", 8) == pytest.approx(3.0 + 1.25)
+    for unchanged in ("itl_ms", "output_tokens_per_s_total"):
+        assert figure(unchanged, 8) == pytest.approx(figure(unchanged, None))
+    assert figure("e2e_latency_s", 2) == pytest.approx(3.0)  # fewer in flight: no queue
+
+
+def test_a_serving_run_beyond_the_kv_cache_is_predicted_with_a_queue() -> None:
+    crowded = _case("e2e_latency_s", measured=10.0, batch=4096, context_tokens=8192)
+    assert not estimate_for(crowded.build, crowded.model, crowded.workload).fits
+    queued = engine_predictor(crowded)
+    assert isinstance(queued, float) and queued > 0
+    # Twice the requests in flight: about twice the time in the system (the batch that fits
+    # is re-read at each size, so not exactly).
+    twice = engine_predictor(replace(crowded, workload=replace(crowded.workload, batch=8192)))
+    assert isinstance(twice, float) and 1.8 * queued < twice < 2.2 * queued
 
 
 def test_evaluate_takes_any_predictor_and_reports_relative_error() -> None:

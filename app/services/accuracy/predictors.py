@@ -2,20 +2,28 @@
 
 import math
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 
 from app.engine import PRECISIONS, BuildSpec, CostAssumptions, Estimate, ModelSpec, Workload
 from app.errors import DomainError
 from app.services.cache import ValueCache
 from app.services.estimates import run_engine
 
-from .groups import FIT_METRIC, Case, Predicted, RowResult
+from .groups import FIT_METRIC, SERVING_METRICS, Case, Predicted, RowResult
 
 # Engine runs by input value (the same key space as estimates.ENGINE_RESULTS; ~1,000 rows).
 PREDICTIONS = ValueCache(max_entries=5_000)
+MAX_BATCH_ATTEMPTS = 8
 
 
 def serving_figure(
-    metric: str, *, ttft_s: float, step_s: float, batch: int, output_tokens: int
+    metric: str,
+    *,
+    ttft_s: float,
+    step_s: float,
+    batch: int,
+    output_tokens: int,
+    in_flight: float | None = None,
 ) -> float:
     """A serving metric from one prompt's prefill time `ttft_s` and a decode step `step_s`
     (one token for each of `batch` sequences), for a benchmark that keeps `batch` requests in
@@ -27,18 +35,23 @@ def serving_figure(
     request lives one cycle (end-to-end); a request waits on average for (batch + 1) / 2
     prefills before its first token; the rest of its life, spread over its output tokens, is
     its inter-token latency (decode steps stalled by the other requests' prefills). With one
-    request these are ttft_s, ttft_s + output x step_s and step_s."""
+    request these are ttft_s, ttft_s + output x step_s and step_s.
+
+    With more requests in flight (`in_flight`) than the `batch` the KV cache holds, the rest
+    queue: throughput and ITL stay those of `batch`, and by Little's law for a closed loop each
+    request lives in_flight / batch cycles, the extra ones spent waiting before its prefill."""
     out = max(1, output_tokens)
     cycle = batch * ttft_s + out * step_s
     first_token = ttft_s * (batch + 1) / 2.0
+    waiting = (max(in_flight or batch, batch) / batch - 1.0) * cycle
     if metric == "ttft_s":
-        return first_token
+        return waiting + first_token
     if metric == "itl_ms":
         if output_tokens <= 0:  # no output length published: no turnover to spread
             return step_s * 1000.0
         return (cycle - first_token) / out * 1000.0
     if metric == "e2e_latency_s":
-        return cycle
+        return waiting + cycle
     if metric == "output_tokens_per_s_total":
         return batch * out / cycle
     raise ValueError(f"not a serving metric: {metric}")
@@ -51,18 +64,42 @@ def estimate_for(build: BuildSpec, model: ModelSpec, workload: Workload) -> Esti
     )
 
 
-def _engine_estimate(case: Case) -> Estimate:
-    return estimate_for(case.build, case.model, case.workload)
+Estimator = Callable[[Workload], Estimate]
+
+
+def _within_capacity(workload: Workload, estimate: Estimator) -> Estimate | None:
+    """The estimate at the largest batch below `workload.batch` that the engine says fits
+    (None when none does). `max_batch_that_fits` is read at one batch and re-checked at the
+    next, a few times, since activation memory shrinks with the batch too."""
+    batch = workload.batch
+    candidate = estimate(workload).max_batch_that_fits
+    for _attempt in range(MAX_BATCH_ATTEMPTS):
+        if candidate is None or not 1 <= candidate < batch:
+            return None
+        est = estimate(replace(workload, batch=candidate))
+        if est.throughput is not None:
+            return est
+        batch, candidate = candidate, est.max_batch_that_fits
+    return None
+
+
+def _engine_figure(case: Case, estimate: Estimator) -> Predicted:
+    est = estimate(case.workload)
+    if est.throughput is None and case.group.metric in SERVING_METRICS:
+        # More requests in flight than the KV cache holds: the runtime runs what fits and
+        # queues the rest (serving_figure's `in_flight`).
+        est = _within_capacity(case.workload, estimate) or est
+    return figure_of(case, est)
 
 
 def engine_predictor(case: Case) -> Predicted:
     """What app.engine.estimate says for the case (None: it says the model does not fit)."""
-    return figure_of(case, _engine_estimate(case))
+    return _engine_figure(case, lambda w: estimate_for(case.build, case.model, w))
 
 
 def uncached_engine_predictor(case: Case) -> Predicted:
     """engine_predictor without the memo: for a calibration evaluating candidate constants."""
-    return figure_of(case, run_engine(case.build, case.model, case.workload, CostAssumptions()))
+    return _engine_figure(case, lambda w: run_engine(case.build, case.model, w, CostAssumptions()))
 
 
 def figure_of(case: Case, est: Estimate) -> Predicted:
@@ -79,15 +116,17 @@ def figure_of(case: Case, est: Estimate) -> Predicted:
         )
     if metric == "prefill_tokens_per_s":
         return t.prefill_tokens_per_s
+    replicas = est.plan.data_parallel
     figure = serving_figure(
         metric,
         ttft_s=t.time_to_first_token_s,
         step_s=t.decode_step_s,
         batch=t.batch_per_replica,
         output_tokens=case.output_tokens,
+        in_flight=case.workload.batch / replicas,
     )
     # Throughput over all data-parallel replicas; latencies are per request.
-    return figure * est.plan.data_parallel if metric == "output_tokens_per_s_total" else figure
+    return figure * replicas if metric == "output_tokens_per_s_total" else figure
 
 
 def roofline_predictor(case: Case) -> Predicted:
