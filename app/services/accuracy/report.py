@@ -2,15 +2,19 @@
 
 The report takes about a second to build and depends only on the measurements and the catalog
 records they name (builds, accelerators, model profiles), not on the rest of the catalog. It is
-cached by a digest of exactly those documents, so an admin edit elsewhere (a build nobody
+cached by a digest of exactly those records, so an admin edit elsewhere (a build nobody
 measured, a price) keeps it, while an edit of a measurement or of a record one names rebuilds it.
+The digest reads the measurement table's raw rows: validating every measurement document again
+after each unrelated edit would cost most of what the cache saves.
 """
 
 import hashlib
 import json
 from typing import Any
 
-from app.models import METRIC_UNITS
+from sqlalchemy import select
+
+from app.models import METRIC_UNITS, Measurement
 from app.services.accelerators import accelerator_rows
 from app.services.builds import build_rows
 from app.services.cache import Snapshot, ValueCache
@@ -56,7 +60,7 @@ def _feed(digest: "hashlib.blake2b", kind: str, document: dict[str, Any] | None)
 
 
 def report_inputs_digest(snap: Snapshot) -> str:
-    """A digest of every document the report depends on: each measurement, and the builds,
+    """A digest of every record the report depends on: each measurement row, and the builds,
     accelerators (a build's too) and model profiles the measurements name."""
 
     def compute() -> str:
@@ -66,15 +70,16 @@ def report_inputs_digest(snap: Snapshot) -> str:
         build_slugs: set[str] = set()
         accelerator_slugs: set[str] = set()
         model_slugs: set[str] = set()
-        for row in measurement_rows(snap):
-            _feed(digest, "measurement", row.read)
-            hardware = row.record.hardware
-            model_slugs.add(row.record.model)
-            if hardware.build is not None:
-                build_slugs.add(hardware.build)
-            if hardware.accelerator is not None:
-                accelerator_slugs.add(str(hardware.accelerator))
-            accelerator_slugs.update(g.accelerator for g in hardware.groups or ())
+        table = Measurement.__table__
+        for row in snap.session.execute(select(table).order_by(table.c.id)):
+            digest.update(repr(tuple(row)).encode())
+            model_slugs.add(row.model_slug)
+            if row.build_slug is not None:
+                build_slugs.add(row.build_slug)
+            if row.accelerator_slug is not None:
+                accelerator_slugs.add(row.accelerator_slug)
+            groups = (row.hardware or {}).get("groups") or ()
+            accelerator_slugs.update(str(g.get("accelerator")) for g in groups)
         for slug in sorted(build_slugs):
             build = builds.get(slug)
             _feed(digest, f"build {slug}", None if build is None else build.read)
