@@ -31,11 +31,6 @@ from app.migrate import upgrade_to_head  # noqa: E402
 from app.services.accuracy import accuracy_report, measurement_cases  # noqa: E402
 from app.services.catalog import import_document, load_seed_directory  # noqa: E402
 
-# tests/engine/test_engine.py calls predict(row) on rows of the legacy CSV through this module;
-# that predictor lives on, unchanged, in accuracy_legacy.py until those tests read the catalog.
-sys.path.insert(0, str(ROOT / "benchmarks"))
-from accuracy_legacy import predict  # noqa: E402, F401
-
 
 def _pct(value: float | None) -> str:
     return "     -" if value is None else f"{value:6.1%}"

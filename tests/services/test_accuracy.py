@@ -16,6 +16,7 @@ from app.services.accuracy import (
     cross_validate_by_source,
     device_class,
     engine_predictor,
+    estimate_for,
     evaluate,
     measurement_cases,
     roofline_predictor,
@@ -122,6 +123,31 @@ def test_serving_latencies_under_concurrency_follow_the_steady_state_cycle() -> 
     ) == pytest.approx(10.0)
 
 
+def test_requests_beyond_the_batch_that_fits_wait_in_the_queue() -> None:
+    # 8 requests in flight, 4 fit: each lives two 3 s cycles, one of them waiting.
+    def figure(metric: str, in_flight: float | None) -> float:
+        return serving_figure(
+            metric, ttft_s=0.5, step_s=0.01, batch=4, output_tokens=100, in_flight=in_flight
+        )
+
+    assert figure("e2e_latency_s", 8) == pytest.approx(6.0)
+    assert figure("ttft_s", 8) == pytest.approx(3.0 + 1.25)
+    for unchanged in ("itl_ms", "output_tokens_per_s_total"):
+        assert figure(unchanged, 8) == pytest.approx(figure(unchanged, None))
+    assert figure("e2e_latency_s", 2) == pytest.approx(3.0)  # fewer in flight: no queue
+
+
+def test_a_serving_run_beyond_the_kv_cache_is_predicted_with_a_queue() -> None:
+    crowded = _case("e2e_latency_s", measured=10.0, batch=4096, context_tokens=8192)
+    assert not estimate_for(crowded.build, crowded.model, crowded.workload).fits
+    queued = engine_predictor(crowded)
+    assert isinstance(queued, float) and queued > 0
+    # Twice the requests in flight: about twice the time in the system (the batch that fits
+    # is re-read at each size, so not exactly).
+    twice = engine_predictor(replace(crowded, workload=replace(crowded.workload, batch=8192)))
+    assert isinstance(twice, float) and 1.8 * queued < twice < 2.2 * queued
+
+
 def test_evaluate_takes_any_predictor_and_reports_relative_error() -> None:
     cases = [_case(measured=100.0), _case(measured=200.0)]
     results = evaluate(cases, lambda case: 1.1 * float(case.measured))
@@ -167,6 +193,26 @@ def test_catalog_measurements_become_cases_or_say_why_not(session: Session) -> N
     by_slug = {c.slug: c for c in cases.cases}
     assert by_slug["t-mixed"].group.device_class == "mixed cards / CPU offload"
     assert by_slug["t-mixed"].build.is_mixed
+
+
+def test_llama_cpp_row_split_speeds_are_skipped_and_its_fit_facts_kept(session: Session) -> None:
+    two_cards = {"accelerator": "rtx-3090", "count": 2}
+    row_split = measurement("t-row-split", hardware=two_cards, tensor_parallel=2)
+    fit_fact = measurement(
+        "t-row-split-fit",
+        hardware=two_cards,
+        tensor_parallel=2,
+        metric="out_of_memory",
+        value=False,
+        unit="bool",
+    )
+    documents = {"measurements": [row_split, fit_fact]}
+    assert import_document(session, documents, actor="t").ok
+    cases = measurement_cases(snapshot(session))
+    skipped = {s.slug: s.reason for s in cases.skipped}
+    assert "row split" in skipped["t-row-split"]
+    fit = next(c for c in cases.cases if c.slug == "t-row-split-fit")
+    assert fit.workload.tensor_parallel is None  # weights per card are the same in both modes
 
 
 def test_the_report_follows_an_import(session: Session) -> None:
