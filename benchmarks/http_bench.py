@@ -14,7 +14,7 @@ with apt-get when missing) and prints requests/s, p50 and p99 and the ratio to t
 It also checks that each request writes exactly one log line. Exit status 1 when a target is
 missed or a response was an error.
 
-    python benchmarks/http_bench.py [--duration 10] [--connections 32]
+    python benchmarks/http_bench.py [--duration 10] [--connections 32] [--rounds 3]
 """
 
 import argparse
@@ -23,6 +23,7 @@ import os
 import re
 import shutil
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -176,6 +177,18 @@ def run_wrk(
     return rps, p50, p99, int(bad.group(1)) if bad else 0
 
 
+def median_figures(
+    runs: list[tuple[float, float, float, int]],
+) -> tuple[float, float, float, int]:
+    """Median requests/s, p50 and p99 over the rounds of one endpoint, and all its errors."""
+    return (
+        statistics.median(r[0] for r in runs),
+        statistics.median(r[1] for r in runs),
+        statistics.median(r[2] for r in runs),
+        sum(r[3] for r in runs),
+    )
+
+
 def log_lines_per_request(base: str, log: Path, requests: int = 50) -> float:
     """Lines `tierline serve` writes per request, counted over `requests` sequential GETs."""
     before = len(log.read_bytes().splitlines())
@@ -195,6 +208,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--duration", type=int, default=10, help="seconds per endpoint")
     parser.add_argument("--connections", type=int, default=32)
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="runs of every endpoint, interleaved; the median is reported")
     parser.add_argument("--serve-bare", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_bare:
@@ -202,6 +217,8 @@ def main() -> None:
         return
     if not 1 <= args.duration <= 300 or not 1 <= args.connections <= 1000:
         raise SystemExit("duration must be 1..300 s and connections 1..1000")
+    if not 1 <= args.rounds <= 20:
+        raise SystemExit("rounds must be 1..20")
     wrk = ensure_wrk()
     tierline = shutil.which("tierline")
     if tierline is None:
@@ -229,15 +246,23 @@ def main() -> None:
                 wait_until_up(servers[0], f"{base}/healthz", "tierline serve")
                 wait_until_up(servers[1], f"http://127.0.0.1:{bare_port}/bare", "bare app")
                 lines = log_lines_per_request(base, log)
-                results = []
-                for name, method, path, body, target in TARGETS:
-                    port = bare_port if path == "/bare" else app_port
-                    url = f"http://127.0.0.1:{port}{path}"
-                    httpx.request(method, url, json=body, timeout=60).raise_for_status()
-                    figures = run_wrk(
-                        wrk, url, method, body, args.duration, args.connections, scratch
-                    )
-                    results.append((name, target, *figures))
+                # Rounds interleave the bare app with the others and the median is kept, so
+                # load that other work puts on the machine in the meantime moves the baseline
+                # and the endpoints alike instead of skewing their ratio.
+                runs: list[list[tuple[float, float, float, int]]] = [[] for _ in TARGETS]
+                for _ in range(args.rounds):
+                    for index, (_name, method, path, body, _target) in enumerate(TARGETS):
+                        port = bare_port if path == "/bare" else app_port
+                        url = f"http://127.0.0.1:{port}{path}"
+                        httpx.request(method, url, json=body, timeout=60).raise_for_status()
+                        runs[index].append(
+                            run_wrk(wrk, url, method, body, args.duration, args.connections,
+                                    scratch)
+                        )
+                results = [
+                    (name, target, *median_figures(runs[index]))
+                    for index, (name, _method, _path, _body, target) in enumerate(TARGETS)
+                ]
             finally:
                 for proc in servers:
                     proc.terminate()
@@ -245,7 +270,8 @@ def main() -> None:
 
     print(f"command: {' '.join(['tierline', 'serve', '--port', 'N'])} (default logging, 1 worker,"
           f" SQLite) vs bare FastAPI under app.cli.uvicorn_options")
-    print(f"wrk -t2 -c{args.connections} -d{args.duration}s; cores: {os.cpu_count()};"
+    print(f"wrk -t2 -c{args.connections} -d{args.duration}s, median of {args.rounds} interleaved"
+          f" rounds; cores: {os.cpu_count()};"
           f" log lines per request: {lines:.2f}")
     print(f"{'endpoint':30} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'vs bare':>8} "
           f"{'target':>8}  verdict")

@@ -2,7 +2,6 @@
 `Allow` fix and the catch-all error handler, as one pure ASGI layer around admission.
 """
 
-import logging
 import re
 import time
 import uuid
@@ -22,7 +21,7 @@ from app.middleware.admission import (
     BodyReader,
 )
 from app.middleware.failures import answer_unhandled, log_unhandled, render
-from app.middleware.logs import access_log
+from app.middleware.logs import log_request
 
 CONTENT_SECURITY_POLICY = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -194,18 +193,14 @@ class EdgeMiddleware:
             duration = time.perf_counter() - start
             route = route_template(scope)
             observe_request(method, route, status, duration)
-            if access_log.isEnabledFor(logging.INFO):
-                access_log.info(
-                    "request",
-                    extra={
-                        "fields": {
-                            "request_id": request_id,
-                            "method": method,
-                            "path": scope["path"],
-                            "route": route,
-                            "status": status,
-                            "duration_ms": round(duration * 1000, 2),
-                            "client": (scope.get("client") or ("", 0))[0],
-                        }
-                    },
-                )
+            log_request(
+                {
+                    "request_id": request_id,
+                    "method": method,
+                    "path": scope["path"],
+                    "route": route,
+                    "status": status,
+                    "duration_ms": round(duration * 1000, 2),
+                    "client": (scope.get("client") or ("", 0))[0],
+                }
+            )

@@ -10,6 +10,9 @@ from typing import Any
 access_log = logging.getLogger("tierline.access")
 error_log = logging.getLogger("tierline.error")
 
+# One encoder for every line: `json.dumps(..., default=str)` builds a new one per call.
+_ENCODER = json.JSONEncoder(default=str)
+
 
 class JsonFormatter(logging.Formatter):
     """One JSON object per line: time, level, logger, message and the record's fields."""
@@ -27,7 +30,7 @@ class JsonFormatter(logging.Formatter):
         if record.exc_info:
             # Server-side only: the traceback goes to the log, never into a response.
             entry["traceback"] = "".join(traceback.format_exception(*record.exc_info))
-        return json.dumps(entry, default=str)
+        return _ENCODER.encode(entry)
 
 
 def configure_logging(level: str) -> None:
@@ -39,3 +42,18 @@ def configure_logging(level: str) -> None:
         handler.setFormatter(JsonFormatter())
         handler._tierline_json = True  # type: ignore[attr-defined]
         logger.addHandler(handler)
+
+
+def log_request(fields: dict[str, Any]) -> None:
+    """Write one request's access line (when INFO is enabled for the access log).
+
+    The record is made directly (`Logger.makeRecord` + `Logger.handle`, both public) because
+    `Logger.info` first walks the stack to find the caller's file and line, which the JSON line
+    never shows: wasted work on every request.
+    """
+    if access_log.isEnabledFor(logging.INFO):
+        record = access_log.makeRecord(
+            access_log.name, logging.INFO, __file__, 0, "request", (), None,
+            extra={"fields": fields},
+        )
+        access_log.handle(record)

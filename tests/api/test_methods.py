@@ -1,7 +1,12 @@
 """HEAD wherever GET is (load balancers probe with it); a 405 lists every method the path takes."""
 
+from pathlib import Path
+
+import httpx
 import pytest
 from fastapi.testclient import TestClient
+
+from tests._servers import log_tail, served
 
 GET_PATHS = [
     "/healthz",
@@ -49,44 +54,21 @@ def test_a_405_lists_every_method_of_the_path(
     assert response.headers["allow"] == allow
 
 
-def test_head_over_a_real_server_is_clean(database_url: str, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_head_over_a_real_server_is_clean(database_url: str, tmp_path: Path) -> None:
     """Through uvicorn (which checks Content-Length against the body it is sent), HEAD answers
     the GET's headers with no body and the server logs no error."""
-    import subprocess
-    import sys
-    import time
-
-    import httpx
-
-    from tests._ports import free_port
-
-    port = free_port()
-    log = tmp_path / "serve.log"
     env = {
         "TIERLINE_DATABASE_URL": database_url,
         "TIERLINE_SEED_ON_START": "false",
         "PATH": "/usr/bin:/bin",
     }
-    with log.open("wb") as out:
-        server = subprocess.Popen(
-            [sys.executable, "-c", "from app.cli import main; main()", "serve", "--no-migrate",
-             "--port", str(port)],
-            env=env, stdout=out, stderr=out,
-        )
-        try:
-            base = f"http://127.0.0.1:{port}"
-            for _ in range(300):
-                try:
-                    if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    time.sleep(0.1)
-            for path in ("/healthz", "/api/v1/builds", "/"):
-                got = httpx.get(base + path, timeout=30)
-                head = httpx.head(base + path, timeout=30)
-                assert head.status_code == 200 and head.content == b""
-                assert head.headers["content-length"] == str(len(got.content))
-        finally:
-            server.terminate()
-            server.wait(timeout=30)
-    assert "Content-Length" not in log.read_text(), log.read_text()[-2000:]
+    log = tmp_path / "serve.log"
+    with served(["--no-migrate"], env, log) as server, httpx.Client(
+        base_url=server.base_url, timeout=30
+    ) as client:
+        for path in ("/healthz", "/api/v1/builds", "/"):
+            got = client.get(path)
+            head = client.head(path)
+            assert head.status_code == 200 and head.content == b""
+            assert head.headers["content-length"] == str(len(got.content))
+    assert "Content-Length" not in log.read_text(), log_tail(log)

@@ -8,11 +8,19 @@ import subprocess
 import sys
 import textwrap
 import time
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
+
+import pytest
 
 from app.catalog_version import current_catalog_version
 from app.db import make_engine, make_sessionmaker
 from app.services.catalog import export_document
+from tests._servers import log_tail
+
+# Generous: importing ~250 builds on a loaded machine; the bound is there so nothing hangs.
+CHILD_TIMEOUT_S = 120.0
 
 # Runs the real import service in a child process and freezes it at the worst moment: every
 # row written inside the open transaction, COMMIT not yet sent.
@@ -69,17 +77,28 @@ def test_kill_during_import_leaves_the_catalog_unchanged(database_url: str, tmp_
     script = tmp_path / "child.py"
     script.write_text(CHILD)
 
-    child = subprocess.Popen(
-        [sys.executable, str(script), database_url, str(doc_path)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        cwd=Path(__file__).resolve().parents[2], env={**os.environ},
-    )
+    child_log = tmp_path / "child.log"
+    with child_log.open("wb") as log:
+        child = subprocess.Popen(
+            [sys.executable, str(script), database_url, str(doc_path)],
+            stdout=subprocess.PIPE, stderr=log, text=True,
+            cwd=Path(__file__).resolve().parents[2], env={**os.environ},
+        )
+    # The first line is read in a thread, with a deadline: a child that hangs before printing
+    # fails the test instead of blocking it (the kill below closes the pipe, freeing the thread).
+    reader = ThreadPoolExecutor(max_workers=1)
     try:
-        line = child.stdout.readline()  # type: ignore[union-attr]
-        assert line.strip() == "WRITTEN, NOT COMMITTED", line + child.stderr.read()  # type: ignore[union-attr]
+        first_line = reader.submit(child.stdout.readline)  # type: ignore[union-attr]
+        try:
+            line = first_line.result(timeout=CHILD_TIMEOUT_S)
+        except FutureTimeout:
+            pytest.fail(f"the import did not reach its commit within {CHILD_TIMEOUT_S:g} s;"
+                        f" its log ends:\n{log_tail(child_log)}")
+        assert line.strip() == "WRITTEN, NOT COMMITTED", line + log_tail(child_log)
     finally:
         child.send_signal(signal.SIGKILL)
         child.wait(timeout=10)
+        reader.shutdown(wait=False)
     assert child.returncode == -signal.SIGKILL
 
     # PostgreSQL notices the dead client and rolls its transaction back; SQLite recovers its
