@@ -3,9 +3,9 @@ name), not by catalog version: an unrelated admin edit keeps it, a relevant one 
 
 from typing import Any
 
-from app.services.cache import snapshot
 from sqlalchemy.orm import Session
 
+from app.caching import snapshot
 from app.services.accuracy import accuracy_report, report_inputs_digest
 from app.services.catalog import export_document, import_document
 from app.services.measurements import measurement_rows
