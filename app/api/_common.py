@@ -204,9 +204,10 @@ def cached_csv(
     *,
     filename: str,
     columns: Sequence[str],
-    rows: Callable[[Session], Iterable[dict[str, Any]]],
+    rows: Callable[[Session], Iterable[BaseModel]],
 ) -> Response:
-    """Every matching row as CSV (header row = field names, units in them), as an attachment."""
+    """Every matching row as CSV (header row = field names, units in them), as an attachment.
+    Each row is a typed list item; `columns` are its field names."""
     with catalog_session(request) as session:
         snap = snapshot(session)
 
@@ -215,7 +216,7 @@ def cached_csv(
             writer = csv.writer(out, lineterminator="\r\n")
             writer.writerow(columns)
             for row in rows(session):
-                writer.writerow([_csv_cell(row.get(c)) for c in columns])
+                writer.writerow([_csv_cell(getattr(row, c)) for c in columns])
             body = out.getvalue().encode("utf-8")
             disposition = f'attachment; filename="{filename}"'
             return body, _etag_of(body, snap.version), {"Content-Disposition": disposition}
@@ -224,9 +225,9 @@ def cached_csv(
     return _respond(request, body, tag, extra, "text/csv; charset=utf-8")
 
 
-def record_etag(value: dict[str, Any]) -> str:
+def record_etag(value: Any) -> str:
     """A record's ETag is its version (what admin If-Match compares against)."""
-    return f'"{value["version"]}"'
+    return f'"{value.version}"'
 
 
 CSV_RESPONSE: Responses = {

@@ -51,8 +51,8 @@ class CatalogResource:
     list_item_model: type[BaseModel]  # the CSV columns are its fields
     read_model: type[BaseModel]
     list_page: Callable[[Session, Any], ListResult[Any]]
-    matching: Callable[[Session, Any], Iterable[dict[str, Any]]]
-    get_record: Callable[[Session, str], dict[str, Any]]
+    matching: Callable[[Session, Any], Iterable[BaseModel]]
+    get_record: Callable[[Session, str], BaseModel]
     list_op: Operation
     csv_op: Operation
     get_op: Operation

@@ -1,11 +1,11 @@
 """Accelerators: the catalog list (filters, sort, pages), CSV rows and the detail record.
 
 Contract (callers: the JSON API and the HTML pages):
-- `list_accelerators(session, *, query: AcceleratorQuery) -> ListResult[dict]` (the
-  `AcceleratorListItem` shape, plain dicts).
-- `matching_accelerators(session, *, query) -> list[dict]`: every match, sorted, unpaged (CSV).
-- `get_accelerator(session, *, slug) -> dict`: the `AcceleratorRead` shape, raising NotFound.
-Cached per catalog version.
+- `list_accelerators(session, *, query: AcceleratorQuery) -> ListResult[AcceleratorListItem]`.
+- `matching_accelerators(session, *, query) -> list[AcceleratorListItem]`: every match, sorted,
+  unpaged (CSV).
+- `get_accelerator(session, *, slug) -> AcceleratorRead`, raising NotFound.
+Cached per catalog version; the typed answers are built once per row and returned as they are.
 """
 
 from dataclasses import dataclass
@@ -18,6 +18,7 @@ from app.caching import Snapshot, snapshot
 from app.errors import FieldError, NotFound
 from app.models import Accelerator
 from app.pagination import ListResult, page_of
+from app.schemas.accelerator import AcceleratorRead
 from app.schemas.listing import AcceleratorListItem, AcceleratorQuery
 from app.services.listing import contains, sort_rows
 from app.services.records import accelerator_document
@@ -27,11 +28,17 @@ ITEM_FIELDS = tuple(AcceleratorListItem.model_fields)
 
 @dataclass(frozen=True)
 class AcceleratorRow:
-    """One accelerator, ready to filter, sort and serialise (read-only)."""
+    """One accelerator, ready to filter, sort and serialise (read-only).
+
+    `item` and `read` are the plain values the engine specs and filters read; `list_item` and
+    `record` are the same values as the API's typed answers, validated once per catalog version.
+    """
 
     slug: str
     item: dict[str, Any]
     read: dict[str, Any]
+    list_item: AcceleratorListItem
+    record: AcceleratorRead
     search_text: str
     version: int
 
@@ -40,10 +47,13 @@ def _row(acc: Accelerator) -> AcceleratorRow:
     read = accelerator_document(acc)
     read["version"] = acc.version
     search = " ".join([acc.slug, acc.name, acc.vendor, acc.memory_type or ""])
+    item = {f: getattr(acc, f) for f in ITEM_FIELDS}
     return AcceleratorRow(
         slug=acc.slug,
-        item={f: getattr(acc, f) for f in ITEM_FIELDS},
+        item=item,
         read=read,
+        list_item=AcceleratorListItem.model_validate(item),
+        record=AcceleratorRead.model_validate(read),
         search_text=search.casefold(),
         version=acc.version,
     )
@@ -91,16 +101,20 @@ def _matching(snap: Snapshot, query: AcceleratorQuery) -> list[AcceleratorRow]:
     return snap.memo(key, compute)
 
 
-def list_accelerators(session: Session, *, query: AcceleratorQuery) -> ListResult[dict[str, Any]]:
+def list_accelerators(
+    session: Session, *, query: AcceleratorQuery
+) -> ListResult[AcceleratorListItem]:
     """One page of accelerators matching the query."""
     snap = snapshot(session)
     rows = _matching(snap, query)
-    return page_of(rows, page=query.page, per_page=query.per_page, item=lambda r: r.item)
+    return page_of(rows, page=query.page, per_page=query.per_page, item=lambda r: r.list_item)
 
 
-def matching_accelerators(session: Session, *, query: AcceleratorQuery) -> list[dict[str, Any]]:
+def matching_accelerators(
+    session: Session, *, query: AcceleratorQuery
+) -> list[AcceleratorListItem]:
     """Every accelerator matching the query's filters, sorted, without paging (CSV export)."""
-    return [r.item for r in _matching(snapshot(session), query)]
+    return [r.list_item for r in _matching(snapshot(session), query)]
 
 
 def find_accelerator(snap: Snapshot, slug: str, *, field: str = "slug") -> AcceleratorRow:
@@ -115,6 +129,6 @@ def find_accelerator(snap: Snapshot, slug: str, *, field: str = "slug") -> Accel
     return row
 
 
-def get_accelerator(session: Session, *, slug: str) -> dict[str, Any]:
-    """The full accelerator record (AcceleratorRead shape), or NotFound."""
-    return find_accelerator(snapshot(session), slug).read
+def get_accelerator(session: Session, *, slug: str) -> AcceleratorRead:
+    """The full accelerator record, or NotFound."""
+    return find_accelerator(snapshot(session), slug).record

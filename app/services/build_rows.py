@@ -1,7 +1,7 @@
 """Build rows: every catalog build loaded once per catalog version, ready for the engine.
 
-- `build_rows(snap) -> BuildRows`: the cached rows (list item, record, engine spec) the build,
-  estimate, compare, recommend and tier services read.
+- `build_rows(snap) -> BuildRows`: the cached rows (list item, record, engine spec; plain and
+  typed) the build, estimate, compare, recommend and tier services read.
 - `find_build(snap, slug, *, field)`: one row, or NotFound naming `field`.
 """
 
@@ -14,6 +14,7 @@ from app.caching import Snapshot
 from app.engine import BuildSpec
 from app.errors import FieldError, NotFound
 from app.models import TIERS, Build
+from app.schemas.build import BuildListItem, BuildRead
 from app.services.records import BUILD_LOAD, build_document
 from app.services.specs import build_spec
 
@@ -32,11 +33,17 @@ INTER_LINK_LABELS = {"infiniband": "InfiniBand", "ethernet": "Ethernet", "none":
 
 @dataclass(frozen=True)
 class BuildRow:
-    """One build, ready to filter, sort, serialise and hand to the engine (read-only)."""
+    """One build, ready to filter, sort, serialise and hand to the engine (read-only).
+
+    `item` and `read` are the plain values the other services read; `list_item` and `record`
+    are the same values as the API's typed answers, validated once per catalog version.
+    """
 
     slug: str
     item: dict[str, Any]
     read: dict[str, Any]
+    list_item: BuildListItem
+    record: BuildRead
     spec: BuildSpec
     search_text: str
     accelerator_slug: str
@@ -142,6 +149,8 @@ def _row(build: Build) -> BuildRow:
         slug=build.slug,
         item=item,
         read=read,
+        list_item=BuildListItem.model_validate(item),
+        record=BuildRead.model_validate(read),
         spec=spec,
         search_text=search.casefold(),
         accelerator_slug=acc.slug,

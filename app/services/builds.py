@@ -1,19 +1,23 @@
 """Builds: the catalog list (filters, sort, pages), CSV rows and the detail record.
 
 Contract (callers: the JSON API and the HTML pages):
-- `list_builds(session, *, query: BuildQuery) -> ListResult[dict]`: one page of build list items
-  (the `BuildListItem` shape, plain dicts). `query.fits_model` keeps builds on which the engine
+- `list_builds(session, *, query: BuildQuery) -> ListResult[BuildListItem]`: one page of build
+  list items. `query.fits_model` keeps builds on which the engine
   says the model fits at `query.precision` / `query.context_tokens` (batch 1); an unknown
   `fits_model` raises NotFound naming the field.
-- `matching_builds(session, *, query) -> list[dict]`: every matching item, sorted, unpaged (CSV).
-- `get_build(session, *, slug) -> dict`: the full record in the `BuildRead` shape (what the
-  admin PUT accepts back), raising NotFound.
+- `matching_builds(session, *, query) -> list[BuildListItem]`: every matching item, sorted,
+  unpaged (CSV).
+- `get_build(session, *, slug) -> BuildRead`: the full record (what the admin PUT accepts
+  back), raising NotFound.
+- `build_parts(session, *, slug) -> list[BuildPart]`: one row per card group (the build page).
 - `builds_fitting_model(snap, *, model_slug, ...)`: slugs of the builds on which a model fits
   (batch 1), memoised per catalog version; runtime None = each build's default.
 The rows themselves (engine specs included) come from `app.services.build_rows`.
-Everything derived is cached per catalog version (app.caching).
+Everything derived is cached per catalog version (app.caching); the typed answers are built
+once per row and returned as they are.
 """
 
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy.orm import Session
@@ -21,6 +25,7 @@ from sqlalchemy.orm import Session
 from app.caching import Snapshot, snapshot
 from app.engine import CostAssumptions
 from app.pagination import ListResult, page_of
+from app.schemas.build import BuildListItem, BuildRead
 from app.schemas.listing import BuildQuery
 from app.services.build_rows import TIER_ORDER, BuildRow, build_rows, find_build, short_card_name
 from app.services.engine_runs import catalog_estimate, simple_workload
@@ -82,21 +87,34 @@ def _filter_and_sort(snap: Snapshot, query: BuildQuery) -> list[BuildRow]:
     return sort_rows(out, _sort_value(field), descending=descending, tiebreak=lambda r: r.slug)
 
 
-def list_builds(session: Session, *, query: BuildQuery) -> ListResult[dict[str, Any]]:
+def list_builds(session: Session, *, query: BuildQuery) -> ListResult[BuildListItem]:
     """One page of builds matching the query."""
     snap = snapshot(session)
     return list_builds_at(snap, query=query)
 
 
-def list_builds_at(snap: Snapshot, *, query: BuildQuery) -> ListResult[dict[str, Any]]:
+def list_builds_at(snap: Snapshot, *, query: BuildQuery) -> ListResult[BuildListItem]:
     """list_builds for an already-read snapshot."""
     rows = _matching(snap, query)
-    return page_of(rows, page=query.page, per_page=query.per_page, item=lambda r: r.item)
+    return page_of(rows, page=query.page, per_page=query.per_page, item=lambda r: r.list_item)
 
 
-def matching_builds(session: Session, *, query: BuildQuery) -> list[dict[str, Any]]:
+def matching_builds(session: Session, *, query: BuildQuery) -> list[BuildListItem]:
     """Every build matching the query's filters, sorted, without paging (CSV export)."""
-    return [r.item for r in _matching(snapshot(session), query)]
+    return [r.list_item for r in _matching(snapshot(session), query)]
+
+
+@dataclass(frozen=True)
+class BuildPart:
+    """One accelerator group of a build as the build page lists it."""
+
+    count: int
+    accelerator: str
+    name: str
+    memory_gb: float
+    memory_bandwidth_gbs: float
+    slot: str | None
+    pcie_gbs: float | None
 
 
 def pcie_slot_label(generation: int | None, lanes: int | None) -> str | None:
@@ -106,27 +124,28 @@ def pcie_slot_label(generation: int | None, lanes: int | None) -> str | None:
     return f"PCIe {generation}.0 x{lanes}"
 
 
-def build_parts(session: Session, *, slug: str) -> list[dict[str, Any]]:
+def build_parts(session: Session, *, slug: str) -> list[BuildPart]:
     """One row per accelerator group of a build: count per node, card, memory each, slot."""
     row = find_build(snapshot(session), slug)
-    groups = row.read["accelerators"]
     return [
-        {
-            "count": doc["count"],
-            "accelerator": doc["accelerator"],
-            "name": short_card_name(spec_group.accelerator.name),
-            "memory_gb": spec_group.accelerator.memory_gb,
-            "memory_bandwidth_gbs": spec_group.accelerator.memory_bandwidth_gbs,
-            "slot": pcie_slot_label(doc["pcie_generation"], doc["pcie_lanes"]),
-            "pcie_gbs": spec_group.pcie_gbs,
-        }
-        for doc, spec_group in zip(groups, row.spec.accelerator_groups, strict=True)
+        BuildPart(
+            count=group.count,
+            accelerator=group.accelerator,
+            name=short_card_name(spec_group.accelerator.name),
+            memory_gb=spec_group.accelerator.memory_gb,
+            memory_bandwidth_gbs=spec_group.accelerator.memory_bandwidth_gbs,
+            slot=pcie_slot_label(group.pcie_generation, group.pcie_lanes),
+            pcie_gbs=spec_group.pcie_gbs,
+        )
+        for group, spec_group in zip(
+            row.record.accelerators or [], row.spec.accelerator_groups, strict=True
+        )
     ]
 
 
-def get_build(session: Session, *, slug: str) -> dict[str, Any]:
-    """The full build record (BuildRead shape), or NotFound."""
-    return find_build(snapshot(session), slug).read
+def get_build(session: Session, *, slug: str) -> BuildRead:
+    """The full build record, or NotFound."""
+    return find_build(snapshot(session), slug).record
 
 
 def builds_fitting_model(

@@ -1,7 +1,7 @@
 """Builds side by side: the tier-line table plus, with a model, the engine's figures.
 
 Contract (callers: the JSON API and the /compare page):
-- `compare_builds(session, *, query: CompareQuery, costs) -> dict` in the `CompareOut` shape.
+- `compare_builds(session, *, query: CompareQuery, costs) -> CompareOut`.
   Unknown build or model slugs raise NotFound naming `builds` / `model`.
 - Rows, in order: connection, gpu_to_gpu_bandwidth_gbs, inter_node_bandwidth_gbps,
   memory_pooling, accelerators, min_accelerator_memory_gb, slowest_pcie_gbs, host_memory_gb,
@@ -17,8 +17,6 @@ Contract (callers: the JSON API and the /compare page):
   Each row has raw `values`, human `display` strings and `same` (all values equal).
 """
 
-from typing import Any
-
 from sqlalchemy.orm import Session
 
 from app.caching import Snapshot, snapshot
@@ -31,7 +29,7 @@ from app.formatting import (
     usd,
     watts,
 )
-from app.schemas.compare import STORY_MODEL, CompareQuery
+from app.schemas.compare import STORY_MODEL, CompareModel, CompareOut, CompareQuery
 from app.services.build_rows import BuildRow, find_build
 from app.services.compare_rows import (
     cell_text,
@@ -72,8 +70,8 @@ def _judged_by(model: ModelProfileRow, given: bool) -> str:
 
 def compare_builds(
     session: Session, *, query: CompareQuery, costs: CostAssumptions
-) -> dict[str, Any]:
-    """Builds side by side (CompareOut shape)."""
+) -> CompareOut:
+    """Builds side by side."""
     snap = snapshot(session)
     builds = [find_build(snap, slug, field="builds") for slug in query.slugs]
     model, given = _story_model(snap, query)
@@ -88,8 +86,8 @@ def _compare(
     model: ModelProfileRow | None,
     given: bool,
     costs: CostAssumptions,
-) -> dict[str, Any]:
-    items = [b.item for b in builds]
+) -> CompareOut:
+    items = [b.list_item for b in builds]
     workload = simple_workload(
         precision=query.precision,
         context_tokens=query.context_tokens,
@@ -102,7 +100,7 @@ def _compare(
         table_row(
             "gpu_to_gpu_bandwidth_gbs",
             "GPU-to-GPU bandwidth",
-            [i["intra_node_bandwidth_gbs"] if i["accelerator_count"] > 1 else None for i in items],
+            [i.intra_node_bandwidth_gbs if i.accelerator_count > 1 else None for i in items],
             # Vendors quote links both ways (NVLink "900 GB/s", the 4090 rig's "~64 GB/s");
             # stored per direction, shown both ways so the figures match what people quote.
             lambda v: DASH if v is None else f"{gbs(v)} per direction ({gbs(2 * v)} both ways)",
@@ -111,41 +109,41 @@ def _compare(
         table_row(
             "inter_node_bandwidth_gbps",
             "Node-to-node bandwidth",
-            [i["inter_node_bandwidth_gbps"] if i["nodes"] > 1 else None for i in items],
+            [i.inter_node_bandwidth_gbps if i.nodes > 1 else None for i in items],
             gbps,
             "Gb/s per node",
         ),
         table_row(
             "memory_pooling",
             "Memory pooling",
-            [i["memory_pooled"] for i in items],
-            lambda v: "",
+            [i.memory_pooled for i in items],
+            cell_text,
+            display=[pooling_text(b) for b in builds],
         ),
     ]
-    rows[-1]["display"] = [pooling_text(b) for b in builds]
     rows += [
         table_row(
-            "accelerators", "Cards per node", [i["accelerators_label"] for i in items], cell_text
+            "accelerators", "Cards per node", [i.accelerators_label for i in items], cell_text
         ),
         table_row(
             "min_accelerator_memory_gb",
             "Smallest card's memory",
-            [i["min_accelerator_memory_gb"] for i in items],
+            [i.min_accelerator_memory_gb for i in items],
             gb,
             "GB",
         ),
         table_row(
             "slowest_pcie_gbs",
             "Slowest card-to-host link",
-            [i["slowest_pcie_gbs"] for i in items],
+            [i.slowest_pcie_gbs for i in items],
             lambda v: DASH if v is None else f"{gbs(v)} per direction",
             "GB/s per direction",
         ),
-        table_row("host_memory_gb", "Host RAM", [i["host_memory_gb"] for i in items], gb, "GB"),
+        table_row("host_memory_gb", "Host RAM", [i.host_memory_gb for i in items], gb, "GB"),
         table_row(
             "host_ram_bandwidth_gbs",
             "Host RAM bandwidth (peak)",
-            [i["host_ram_bandwidth_gbs"] for i in items],
+            [i.host_ram_bandwidth_gbs for i in items],
             gbs,
             "GB/s",
         ),
@@ -162,19 +160,19 @@ def _compare(
             "run_model",
             run_model_label(model, query.precision, size),
             [e.fits for e in estimates],
-            lambda v: "",
+            cell_text,
+            display=[e.verdict for e in estimates],
         )
-        run["display"] = [e.verdict for e in estimates]
         rows.append(run)
-        model_out = {
-            "slug": model.slug,
-            "name": model.name,
-            "params_total": model.params_total,
-            "precision": query.precision,
-            "rule_of_thumb_gb": size,
-            "given": given,
-            "judged_by": _judged_by(model, given),
-        }
+        model_out = CompareModel(
+            slug=model.slug,
+            name=model.name,
+            params_total=model.params_total,
+            precision=query.precision,
+            rule_of_thumb_gb=size,
+            given=given,
+            judged_by=_judged_by(model, given),
+        )
     rows += [
         table_row("failover", "Failover", [b.failover for b in builds], cell_text),
     ]
@@ -189,30 +187,25 @@ def _compare(
         )
     rows += [
         table_row("scheduling", "Scheduling", [b.scheduling for b in builds], cell_text),
-        table_row("power_w", "Power", [i["power_w"] for i in items], watts, "W"),
+        table_row("power_w", "Power", [i.power_w for i in items], watts, "W"),
         table_row(
             "total_memory_gb",
             "Total VRAM",
-            [i["total_memory_gb"] for i in items],
+            [i.total_memory_gb for i in items],
             gb,
             "GB",
         ),
         table_row(
             "pooled_memory_gb",
             "Pooled memory (one scale-up domain)",
-            [i["pooled_memory_gb"] for i in items],
+            [i.pooled_memory_gb for i in items],
             gb,
             "GB",
         ),
-        table_row("price_usd", "Price", [i["price_usd"] for i in items], usd, "USD"),
+        table_row("price_usd", "Price", [i.price_usd for i in items], usd, "USD"),
     ]
     if model is not None and given:
         rows += model_rows(model, estimates, query)
-    return {
-        "builds": items,
-        "model": model_out,
-        "workload": workload_out(workload),
-        "rows": rows,
-    }
+    return CompareOut(builds=items, model=model_out, workload=workload_out(workload), rows=rows)
 
 

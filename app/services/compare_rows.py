@@ -1,7 +1,7 @@
 """The rows of a compare table: words for connections and pooling, the engine's figures per build.
 
-Each row is `{key, label, unit, values, display, same}`: raw values, human strings, and whether
-every build has the same value.
+Each row is a `CompareRow` (key, label, unit, values, display, same): raw values, human strings,
+and whether every build has the same value.
 """
 
 from collections.abc import Callable
@@ -9,7 +9,7 @@ from typing import Any
 
 from app.engine import CostAssumptions, Estimate, Workload
 from app.formatting import DASH, gb, precision_label, seconds, tokens, tps, usd
-from app.schemas.compare import CompareQuery
+from app.schemas.compare import CompareQuery, CompareRow
 from app.services.build_rows import INTER_LINK_LABELS, INTRA_LINK_LABELS, BuildRow
 from app.services.engine_runs import failover_cases
 from app.services.model_profiles import ModelProfileRow
@@ -59,16 +59,19 @@ def table_row(
     values: list[Any],
     fmt: Callable[[Any], str],
     unit: str | None = None,
-) -> dict[str, Any]:
-    """One compare row: raw values, their display strings, and whether all are equal."""
-    return {
-        "key": key,
-        "label": label,
-        "unit": unit,
-        "values": values,
-        "display": [fmt(v) for v in values],
-        "same": all(v == values[0] for v in values),
-    }
+    *,
+    display: list[str] | None = None,
+) -> CompareRow:
+    """One compare row: raw values, their display strings (`fmt` of each value unless given),
+    and whether all are equal."""
+    return CompareRow(
+        key=key,
+        label=label,
+        unit=unit,
+        values=values,
+        display=[fmt(v) for v in values] if display is None else display,
+        same=all(v == values[0] for v in values),
+    )
 
 
 def cell_text(value: Any) -> str:
@@ -112,7 +115,7 @@ def failover_text(
 
 def model_rows(
     model: ModelProfileRow, estimates: list[Estimate], query: CompareQuery
-) -> list[dict[str, Any]]:
+) -> list[CompareRow]:
     """The engine rows of a compare table with a model."""
     def tput(attr: str) -> list[Any]:
         return [getattr(e.throughput, attr) if e.throughput else None for e in estimates]

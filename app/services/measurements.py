@@ -2,10 +2,10 @@
 
 Contract (callers: the JSON API, the HTML pages and the accuracy service):
 - `measurement_rows(snap) -> tuple[MeasurementRow, ...]`: every measurement, by slug, with its
-  validated document (`record`), cached per catalog version.
-- `list_measurements(session, *, query: MeasurementQuery) -> ListResult[dict]`: one page of
-  `MeasurementListItem` dicts; `matching_measurements(...)` every match, unpaged (CSV).
-- `get_measurement(session, *, slug) -> dict`: the `MeasurementRead` shape, raising NotFound.
+  validated record (`record`, a `MeasurementRead`), cached per catalog version.
+- `list_measurements(session, *, query: MeasurementQuery) -> ListResult[MeasurementListItem]`:
+  one page; `matching_measurements(...)` every match, unpaged (CSV).
+- `get_measurement(session, *, slug) -> MeasurementRead`, raising NotFound.
 - `measurements_for(snap, *, build=None, model=None)`: the rows that concern a build or model.
 """
 
@@ -19,7 +19,12 @@ from app.caching import Snapshot, snapshot
 from app.errors import FieldError, NotFound
 from app.models import Measurement
 from app.pagination import ListResult, page_of
-from app.schemas.measurement import MeasurementIn, MeasurementQuery
+from app.schemas.measurement import (
+    MeasurementIn,
+    MeasurementListItem,
+    MeasurementQuery,
+    MeasurementRead,
+)
 from app.services.accelerators import accelerator_rows
 from app.services.listing import contains, sort_rows
 from app.services.records import measurement_document
@@ -27,12 +32,16 @@ from app.services.records import measurement_document
 
 @dataclass(frozen=True)
 class MeasurementRow:
-    """One measurement, ready to filter, sort, serialise and predict (read-only)."""
+    """One measurement, ready to filter, sort, serialise and predict (read-only).
+
+    `item` is the plain list item the filters and other services read; `list_item` and `record`
+    are the API's typed answers, validated once per catalog version.
+    """
 
     slug: str
     item: dict[str, Any]
-    read: dict[str, Any]
-    record: MeasurementIn
+    list_item: MeasurementListItem
+    record: MeasurementRead
     search_text: str
     source_text: str
 
@@ -55,8 +64,8 @@ def hardware_label(record: MeasurementIn, accelerator_names: dict[str, str]) -> 
 
 def _row(measurement: Measurement, accelerator_names: dict[str, str]) -> MeasurementRow:
     read = measurement_document(measurement)
-    record = MeasurementIn.model_validate(read)
     read["version"] = measurement.version
+    record = MeasurementRead.model_validate(read)
     item: dict[str, Any] = {
         "slug": measurement.slug,
         "name": measurement.name,
@@ -100,7 +109,7 @@ def _row(measurement: Measurement, accelerator_names: dict[str, str]) -> Measure
     return MeasurementRow(
         slug=measurement.slug,
         item=item,
-        read=read,
+        list_item=MeasurementListItem.model_validate(item),
         record=record,
         search_text=search.casefold(),
         source_text=source.casefold(),
@@ -170,21 +179,25 @@ def _matching(snap: Snapshot, query: MeasurementQuery) -> list[MeasurementRow]:
     return snap.memo(key, compute)
 
 
-def list_measurements(session: Session, *, query: MeasurementQuery) -> ListResult[dict[str, Any]]:
+def list_measurements(
+    session: Session, *, query: MeasurementQuery
+) -> ListResult[MeasurementListItem]:
     """One page of measurements matching the query."""
     snap = snapshot(session)
     rows = _matching(snap, query)
-    return page_of(rows, page=query.page, per_page=query.per_page, item=lambda r: r.item)
+    return page_of(rows, page=query.page, per_page=query.per_page, item=lambda r: r.list_item)
 
 
-def matching_measurements(session: Session, *, query: MeasurementQuery) -> list[dict[str, Any]]:
+def matching_measurements(
+    session: Session, *, query: MeasurementQuery
+) -> list[MeasurementListItem]:
     """Every measurement matching the query's filters, sorted, without paging (CSV export)."""
-    return [r.item for r in _matching(snapshot(session), query)]
+    return [r.list_item for r in _matching(snapshot(session), query)]
 
 
-def get_measurement(session: Session, *, slug: str) -> dict[str, Any]:
-    """The full measurement record (MeasurementRead shape), or NotFound."""
-    return find_measurement(snapshot(session), slug).read
+def get_measurement(session: Session, *, slug: str) -> MeasurementRead:
+    """The full measurement record, or NotFound."""
+    return find_measurement(snapshot(session), slug).record
 
 
 def measurements_for(

@@ -1,13 +1,14 @@
 """Model profiles: the catalog list (filters, sort, pages), CSV rows and the detail record.
 
 Contract (callers: the JSON API and the HTML pages):
-- `list_model_profiles(session, *, query: ModelQuery) -> ListResult[dict]`: `ModelListItem`s.
-- `matching_model_profiles(session, *, query) -> list[dict]`: every match, sorted, unpaged (CSV).
-- `get_model_profile(session, *, slug) -> dict`: the `ModelRead` shape (raw config.json plus the
-  architecture the engine reads from it and its computed parameter counts), raising NotFound.
+- `list_model_profiles(session, *, query: ModelQuery) -> ListResult[ModelListItem]`.
+- `matching_model_profiles(session, *, query) -> list[ModelListItem]`: every match, sorted,
+  unpaged (CSV).
+- `get_model_profile(session, *, slug) -> ModelRead`: raw config.json plus the architecture the
+  engine reads from it and its computed parameter counts, raising NotFound.
 - `model_profile_rows(snap)` / `find_model_profile(snap, slug, field=...)`: cached rows with
   engine ModelSpecs for the other services.
-Cached per catalog version.
+Cached per catalog version; the typed answers are built once per row and returned as they are.
 """
 
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ from app.errors import FieldError, NotFound
 from app.models import ModelProfile
 from app.pagination import ListResult, page_of
 from app.schemas.listing import ModelQuery
+from app.schemas.model_profile import ModelListItem, ModelRead
 from app.services.listing import contains, sort_rows
 from app.services.records import model_document
 from app.services.specs import model_spec
@@ -32,12 +34,18 @@ KV_QUOTE_PRECISION = "bf16"
 
 @dataclass(frozen=True)
 class ModelProfileRow:
-    """One model profile with its engine spec (read-only)."""
+    """One model profile with its engine spec (read-only).
+
+    `item` and `read` are the plain values the other services read; `list_item` and `record`
+    are the same values as the API's typed answers, validated once per catalog version.
+    """
 
     slug: str
     name: str
     item: dict[str, Any]
     read: dict[str, Any]
+    list_item: ModelListItem
+    record: ModelRead
     spec: ModelSpec
     params_total: int
     search_text: str
@@ -91,6 +99,8 @@ def _row(profile: ModelProfile) -> ModelProfileRow | None:
         name=profile.name,
         item=item,
         read=read,
+        list_item=ModelListItem.model_validate(item),
+        record=ModelRead.model_validate(read),
         spec=spec,
         params_total=profile.params_total,
         search_text=search.casefold(),
@@ -153,18 +163,18 @@ def _matching(snap: Snapshot, query: ModelQuery) -> list[ModelProfileRow]:
     return snap.memo(key, compute)
 
 
-def list_model_profiles(session: Session, *, query: ModelQuery) -> ListResult[dict[str, Any]]:
+def list_model_profiles(session: Session, *, query: ModelQuery) -> ListResult[ModelListItem]:
     """One page of model profiles matching the query."""
     snap = snapshot(session)
     rows = _matching(snap, query)
-    return page_of(rows, page=query.page, per_page=query.per_page, item=lambda r: r.item)
+    return page_of(rows, page=query.page, per_page=query.per_page, item=lambda r: r.list_item)
 
 
-def matching_model_profiles(session: Session, *, query: ModelQuery) -> list[dict[str, Any]]:
+def matching_model_profiles(session: Session, *, query: ModelQuery) -> list[ModelListItem]:
     """Every model matching the query's filters, sorted, without paging (CSV export)."""
-    return [r.item for r in _matching(snapshot(session), query)]
+    return [r.list_item for r in _matching(snapshot(session), query)]
 
 
-def get_model_profile(session: Session, *, slug: str) -> dict[str, Any]:
-    """The full model profile (ModelRead shape), or NotFound."""
-    return find_model_profile(snapshot(session), slug).read
+def get_model_profile(session: Session, *, slug: str) -> ModelRead:
+    """The full model profile, or NotFound."""
+    return find_model_profile(snapshot(session), slug).record

@@ -1,31 +1,32 @@
 """The tier line: desktop -> dgx -> cluster, each build with the largest model it runs.
 
 Contract (callers: the JSON API and the home page):
-- `tier_line(session, *, precision="fp8", context_tokens=4096) -> dict` in the `TiersOut`
-  shape: the three tiers in order (always all three, possibly empty), builds in each by price
-  (unknown last, ties by slug), each with total and pooled memory, price and `largest_model`:
-  the catalog model with the most published parameters that fits at that precision and context
-  with one sequence (null when none fits). Cached per catalog version.
+- `tier_line(session, *, precision="fp8", context_tokens=4096) -> TiersOut`: the three tiers
+  in order (always all three, possibly empty), builds in each by price (unknown last, ties by
+  slug), each with total and pooled memory, price and `largest_model`: the catalog model with
+  the most published parameters that fits at that precision and context with one sequence (null
+  when none fits). Cached per catalog version.
 """
-
-from typing import Any
 
 from sqlalchemy.orm import Session
 
 from app.caching import Snapshot, snapshot
 from app.engine import CostAssumptions
 from app.models import TIERS
+from app.schemas.tiers import LargestModel, TierBuild, TierGroup, TiersOut
 from app.services.build_rows import BuildRow, build_rows
 from app.services.engine_runs import catalog_estimate, simple_workload
 from app.services.listing import sort_rows
 from app.services.model_profiles import model_profile_rows
 
 DEFAULT_TIER_PRECISION = "fp8"
+# What a tier-line entry shows of the build's list item (the rest is `largest_model`).
+_TIER_BUILD_FIELDS = set(TierBuild.model_fields) - {"largest_model"}
 
 
 def largest_model(
     snap: Snapshot, row: BuildRow, *, precision: str, context_tokens: int
-) -> dict[str, Any] | None:
+) -> LargestModel | None:
     """The biggest catalog model (published total parameters) that fits the build."""
     workload = simple_workload(precision=precision, context_tokens=context_tokens)
     costs = CostAssumptions()  # fit does not depend on costs
@@ -33,56 +34,44 @@ def largest_model(
     for model in models:
         est = catalog_estimate(snap, build=row, model=model, workload=workload, costs=costs)
         if est.fits:
-            return {
-                "slug": model.slug,
-                "name": model.name,
-                "params_total": model.params_total,
-                "rule_of_thumb_gb": model.rule_of_thumb_gb(precision),
-                "verdict": est.verdict,
-            }
+            return LargestModel(
+                slug=model.slug,
+                name=model.name,
+                params_total=model.params_total,
+                rule_of_thumb_gb=model.rule_of_thumb_gb(precision),
+                verdict=est.verdict,
+            )
     return None
 
 
 def tier_line(
     session: Session, *, precision: str = DEFAULT_TIER_PRECISION, context_tokens: int = 4096
-) -> dict[str, Any]:
-    """The three tiers in order with their builds (TiersOut shape)."""
+) -> TiersOut:
+    """The three tiers in order with their builds."""
     snap = snapshot(session)
 
-    def compute() -> dict[str, Any]:
+    def compute() -> TiersOut:
         by_tier: dict[str, list[BuildRow]] = {tier: [] for tier in TIERS}
         for row in build_rows(snap).rows:
-            by_tier.setdefault(row.item["tier"], []).append(row)
+            by_tier.setdefault(row.list_item.tier, []).append(row)
         tiers = []
         for tier in TIERS:
             ordered = sort_rows(
                 by_tier[tier],
-                lambda r: r.item["price_usd"],
+                lambda r: r.list_item.price_usd,
                 descending=False,
                 tiebreak=lambda r: r.slug,
             )
-            builds = []
-            for row in ordered:
-                item = row.item
-                builds.append(
-                    {
-                        "slug": item["slug"],
-                        "name": item["name"],
-                        "accelerator": item["accelerator"],
-                        "accelerator_name": item["accelerator_name"],
-                        "accelerator_count": item["accelerator_count"],
-                        "nodes": item["nodes"],
-                        "total_memory_gb": item["total_memory_gb"],
-                        "pooled_memory_gb": item["pooled_memory_gb"],
-                        "memory_pooled": item["memory_pooled"],
-                        "price_usd": item["price_usd"],
-                        "power_w": item["power_w"],
-                        "largest_model": largest_model(
-                            snap, row, precision=precision, context_tokens=context_tokens
-                        ),
-                    }
+            builds = [
+                TierBuild(
+                    **row.list_item.model_dump(include=_TIER_BUILD_FIELDS),
+                    largest_model=largest_model(
+                        snap, row, precision=precision, context_tokens=context_tokens
+                    ),
                 )
-            tiers.append({"tier": tier, "builds": builds})
-        return {"precision": precision, "context_tokens": context_tokens, "tiers": tiers}
+                for row in ordered
+            ]
+            tiers.append(TierGroup.model_validate({"tier": tier, "builds": builds}))
+        return TiersOut(precision=precision, context_tokens=context_tokens, tiers=tiers)
 
     return snap.memo(("tiers", precision, context_tokens), compute)

@@ -191,7 +191,7 @@ def build_page(
     request: Request, session: SessionDep, settings: SettingsDep, slug: str
 ) -> HTMLResponse:
     """One build's spec sheet and the catalog models it runs."""
-    read = dict(get_build(session, slug=slug))
+    read = get_build(session, slug=slug).model_dump()
     fits = build_model_fits(session, build_slug=slug, settings=settings)
     read["pooled_memory_gb"] = fits.pooled_memory_gb
     read["usd_per_gb"] = fits.usd_per_gb

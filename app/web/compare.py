@@ -10,7 +10,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from app.deps import SessionDep, SettingsDep
 from app.errors import DomainError, InvalidInput
 from app.problems import PROBLEM_JSON
-from app.schemas.compare import MAX_COMPARE, MIN_COMPARE, STORY_MODEL, CompareQuery
+from app.schemas.compare import MAX_COMPARE, MIN_COMPARE, STORY_MODEL, CompareOut, CompareQuery
 from app.services.compare import compare_builds
 from app.services.estimates import cost_assumptions
 from app.web.charts import SVG_HEADERS
@@ -53,25 +53,25 @@ def markdown_text(text: str) -> str:
     return "".join(_HTML_ENTITIES.get(char, char) for char in escaped)
 
 
-def markdown_table(comparison: dict[str, Any]) -> str:
+def markdown_table(comparison: CompareOut) -> str:
     """The comparison as a GitHub-flavoured Markdown table (for pasting into notes)."""
 
     def cell(text: Any) -> str:
         return markdown_text(str(text).replace("\n", " "))
 
-    header = ["", *[cell(b["name"]) for b in comparison["builds"]]]
+    header = ["", *[cell(b.name) for b in comparison.builds]]
     lines = [
         "| " + " | ".join(header) + " |",
         "| " + " | ".join(["---"] * len(header)) + " |",
     ]
-    for row in comparison["rows"]:
-        lines.append("| " + " | ".join([cell(row["label"]), *map(cell, row["display"])]) + " |")
+    for row in comparison.rows:
+        lines.append("| " + " | ".join([cell(row.label), *map(cell, row.display)]) + " |")
     return "\n".join(lines) + "\n"
 
 
 def _evaluate(
     request: Request, session: Any, settings: Any
-) -> tuple[dict[str, Any] | None, CompareQuery | None, list[str], dict[str, str], list[Notice]]:
+) -> tuple[CompareOut | None, CompareQuery | None, list[str], dict[str, str], list[Notice]]:
     raw = raw_query(request)
     notices: list[Notice] = []
     known = {slug for slug, _ in filter_options(session).builds}
@@ -116,11 +116,11 @@ def _state(query: CompareQuery | None, slugs: list[str]) -> dict[str, Any]:
     return state
 
 
-def _story_model_name(comparison: dict[str, Any] | None, models: Iterable[tuple[str, str]]) -> str:
+def _story_model_name(comparison: CompareOut | None, models: Iterable[tuple[str, str]]) -> str:
     """What the model select's empty choice judges on: the service's pick when no model was
     given, else the story model by name (the largest-model fallback only applies without it)."""
-    if comparison and comparison["model"] and not comparison["model"]["given"]:
-        return str(comparison["model"]["name"])
+    if comparison and comparison.model and not comparison.model.given:
+        return comparison.model.name
     return dict(models).get(STORY_MODEL, "the largest catalog model")
 
 
@@ -189,18 +189,18 @@ def compare_markdown(request: Request, session: SessionDep, settings: SettingsDe
 def _serving_sections(
     session: Any,
     settings: Any,
-    comparison: dict[str, Any] | None,
+    comparison: CompareOut | None,
     query: CompareQuery | None,
     raw: dict[str, str],
 ) -> list[ServingSection]:
     """Each compared build's serving curve for the model the user chose (none without one)."""
-    if comparison is None or query is None or query.model is None:
+    if comparison is None or comparison.model is None or query is None or query.model is None:
         return []
-    model = comparison["model"]["slug"]
+    model = comparison.model.slug
     return [
-        serving_section(session, settings, raw, build=b["slug"], model=model,
+        serving_section(session, settings, raw, build=b.slug, model=model,
                         precision=query.precision)
-        for b in comparison["builds"]
+        for b in comparison.builds
     ]
 
 

@@ -67,17 +67,15 @@ def tier_line_chart(request: Request, session: SessionDep, settings: SettingsDep
     def draw() -> str:
         points = [
             TierPoint(
-                name=b["name"],
-                tier=group["tier"],
-                price_usd=b["price_usd"] or 0.0,
-                memory_gb=b["total_memory_gb"],
-                largest_model=b["largest_model"]["name"] if b["largest_model"] else None,
-                largest_model_gb=b["largest_model"]["rule_of_thumb_gb"]
-                if b["largest_model"]
-                else None,
+                name=b.name,
+                tier=group.tier,
+                price_usd=b.price_usd or 0.0,
+                memory_gb=b.total_memory_gb,
+                largest_model=b.largest_model.name if b.largest_model else None,
+                largest_model_gb=b.largest_model.rule_of_thumb_gb if b.largest_model else None,
             )
-            for group in line["tiers"]
-            for b in group["builds"]
+            for group in line.tiers
+            for b in group.builds
         ]
         need = story.model["rule_of_thumb_gb"] if story else None
         label = (

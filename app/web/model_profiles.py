@@ -9,6 +9,7 @@ from app.caching import snapshot
 from app.deps import SessionDep, SettingsDep
 from app.engine import rule_of_thumb_gb
 from app.schemas.listing import ModelQuery
+from app.schemas.model_profile import ModelRead
 from app.schemas.recommend import RecommendQuery
 from app.services.accuracy import measured_vs_predicted_for_model
 from app.services.estimates import cost_assumptions
@@ -87,7 +88,7 @@ def model_page(
         "context_tokens": query.context_tokens,
         "batch": query.batch,
     }
-    rules = [(p, rule_of_thumb_gb(model["params_total"], p)) for p in RULE_OF_THUMB_PRECISIONS]
+    rules = [(p, rule_of_thumb_gb(model.params_total, p)) for p in RULE_OF_THUMB_PRECISIONS]
     return render(
         request,
         session,
@@ -98,7 +99,7 @@ def model_page(
             "query": query,
             "raw": raw,
             "precisions": precision_options(),
-            "attention_name": ATTENTION_NAMES.get(model["attention"], model["attention"]),
+            "attention_name": ATTENTION_NAMES.get(model.attention, model.attention),
             "rules": rules,
             "head_dims": head_dimensions(model),
             "recommend_url": with_query("/recommend", {"model": slug, **state}),
@@ -110,16 +111,16 @@ def model_page(
     )
 
 
-def head_dimensions(model: dict[str, Any]) -> list[tuple[str, int]]:
+def head_dimensions(model: ModelRead) -> list[tuple[str, int]]:
     """The attention head sizes to show. MLA models (DeepSeek-V3, Kimi K2) split a query/key head
     into a part without position (nope) and a RoPE part, and give values their own size; the
     single `head_dim` a config may also carry (or that hidden/heads gives) means nothing there."""
-    config = model.get("config") or {}
+    config = model.config
     nope, rope, value = (
         config.get(k) for k in ("qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
     )
     if (
-        model.get("attention") == "mla"
+        model.attention == "mla"
         and isinstance(nope, int)
         and isinstance(rope, int)
         and isinstance(value, int)
@@ -130,7 +131,7 @@ def head_dimensions(model: dict[str, Any]) -> list[tuple[str, int]]:
             ("RoPE", rope),
             ("value", value),
         ]
-    return [("per head", model["head_dim"])]
+    return [("per head", model.head_dim)]
 
 
 def _non_default(state: dict[str, Any]) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from app.engine import PRECISIONS
 from app.engine.cost import build_price_usd
 from app.formatting import precision_label
 from app.models import Accelerator, Build, ModelProfile
+from app.schemas.compare import CompareOut
 from app.services.build_rows import find_build, pooled_memory_gb
 from app.services.estimates import cost_assumptions, model_fits_for_build
 
@@ -201,7 +202,7 @@ class TierStory:
     model: dict[str, Any]  # slug, name, params_total, rule_of_thumb_gb, precision
     desktop: dict[str, Any] | None  # build list item + verdict/fits
     cluster: dict[str, Any] | None
-    comparison: dict[str, Any] | None  # CompareOut shape for the story builds present
+    comparison: CompareOut | None  # the story builds present
 
 
 def tier_story(session: Session, *, settings: Settings | None = None) -> TierStory | None:
@@ -222,9 +223,9 @@ def tier_story(session: Session, *, settings: Settings | None = None) -> TierSto
     if len(present) >= 2:
         query = CompareQuery(builds=",".join(present), model=model.slug, precision=STORY_PRECISION)
         comparison = compare_builds(session, query=query, costs=cost_assumptions(settings))
-        run = next(r for r in comparison["rows"] if r["key"] == "run_model")
+        run = next(r for r in comparison.rows if r.key == "run_model")
         for index, slug in enumerate(present):
-            verdicts[slug] = (bool(run["values"][index]), run["display"][index])
+            verdicts[slug] = (bool(run.values[index]), run.display[index])
 
     def story_build(slug: str) -> dict[str, Any] | None:
         row = build_rows(snap).by_slug.get(slug)

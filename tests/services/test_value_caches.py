@@ -66,9 +66,9 @@ def test_an_edited_spec_is_evaluated_again_and_only_that_build(
     names = {b for b, _ in engine_runs}
     assert names == {build["name"] + " (renamed)"}  # only the edited build, by its new value
     assert 0 < len(engine_runs) < swept
-    renamed = [b for t in line["tiers"] for b in t["builds"]
-               if b["slug"] == "4x-rtx-4090-workstation"]
-    assert renamed[0]["name"].endswith("(renamed)")
+    renamed = [b for t in line.tiers for b in t.builds
+               if b.slug == "4x-rtx-4090-workstation"]
+    assert renamed[0].name.endswith("(renamed)")
 
 
 def test_a_chart_is_drawn_once_per_distinct_data(monkeypatch: pytest.MonkeyPatch) -> None:
