@@ -172,6 +172,11 @@ class SloRankItem(ServingPointOut):
     price_usd_for_copies: float | None = Field(
         description="price_usd x copies_needed (x 1 without a load); null when unpriced"
     )
+    usd_per_million_output_tokens_at_load: float | None = Field(
+        description="with concurrent_users: the copies' cost per million output tokens the "
+        "users generate, every user at the operating point's speed (an upper bound); the "
+        "ranking with a load; null without one or when unpriced"
+    )
 
 
 SloLimit = Literal["ttft_s_max", "itl_ms_max", "tokens_per_s_per_user_min"]
@@ -193,7 +198,8 @@ class SloMiss(BaseModel):
 
 
 class RecommendAtSlo(BaseModel):
-    """The listed builds ranked at the SLO: cheapest per million output tokens first."""
+    """The listed builds ranked at the SLO: cheapest per million output tokens first (at the
+    load when concurrent_users is given)."""
 
     ttft_s_max: float | None
     itl_ms_max: float | None

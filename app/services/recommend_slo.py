@@ -1,6 +1,7 @@
-"""Recommend at a service level (issue 17): the listed builds ranked at their best operating
-point under the SLO (`services.serving.rank_at_slo`, cheapest per million output tokens first),
-and for each listed build that meets it at no concurrency, which limit stops it.
+"""Recommend at a service level (issue 17): the listed builds at their best operating point
+under the SLO (`services.serving.rank_at_slo`), cheapest per million output tokens first — at
+the operating point, or with `concurrent_users` at that load (copies sized for it, their idle
+slots paid for) — and for each listed build that meets it at no concurrency, which limit stops it.
 
 Contract (caller: `services.recommend.recommend` when `query.has_slo`):
 - `recommend_at_slo(snap, *, query, model, workload, rows, costs) -> dict` in the
@@ -50,6 +51,25 @@ def limits_missed(point: ServingPoint, slo: ServiceLevel) -> list[str]:
     return [name for name, value in given.items() if value is not None]
 
 
+def _with_load_figures(item: dict[str, Any], users: int | None) -> dict[str, Any]:
+    """A rank_at_slo item with the price of its copies and the cost per million output tokens
+    at the load (None without one)."""
+    price = item["build"]["price_usd"]
+    copies = item["copies_needed"] or 1
+    cost = item["usd_per_million_output_tokens"]
+    at_load = None
+    if users is not None and cost is not None:
+        # The copies cost the same per hour however many slots are busy; with every user at the
+        # operating point's speed the load yields users/slots of the output (an upper bound on
+        # the cost: fewer requests in flight decode faster).
+        at_load = cost * copies * item["concurrency"] / users
+    return {
+        **item,
+        "price_usd_for_copies": price * copies if price is not None else None,
+        "usd_per_million_output_tokens_at_load": at_load,
+    }
+
+
 def recommend_at_slo(
     snap: Snapshot,
     *,
@@ -85,17 +105,19 @@ def recommend_at_slo(
                 "one_request": point_out(one) if one else None,
             }
         )
-    items = []
-    for rank, item in enumerate(ranked, start=1):
-        price = item["build"]["price_usd"]
-        copies = item["copies_needed"] or 1
-        items.append(
-            {
-                **item,
-                "rank": rank,
-                "price_usd_for_copies": price * copies if price is not None else None,
-            }
+    items = [_with_load_figures(item, query.concurrent_users) for item in ranked]
+    if query.concurrent_users is not None:
+        # A build sized far past the load idles most of its slots: rank by the cost the load
+        # itself bears, not the cost at the build's full operating point.
+        items.sort(
+            key=lambda i: (
+                i["usd_per_million_output_tokens_at_load"] is None,
+                i["usd_per_million_output_tokens_at_load"] or 0.0,
+                i["build"]["slug"],
+            )
         )
+    for rank, item in enumerate(items, start=1):
+        item["rank"] = rank
     return {
         "ttft_s_max": query.ttft_s_max,
         "itl_ms_max": query.itl_ms_max,

@@ -24,18 +24,37 @@ def test_without_slo_parameters_the_answer_is_unchanged(api: TestClient) -> None
     assert with_slo["items"] == plain["items"]  # the existing ranking stays as it was
 
 
+def _unknown_last(values: list[float | None]) -> list[float | None]:
+    return sorted(values, key=lambda c: (c is None, c or 0.0))
+
+
 def test_builds_at_the_slo_meet_the_limits_cheapest_per_output_token_first(
     api: TestClient,
 ) -> None:
-    at = _recommend(api, **SLO)["at_slo"]
+    limits = {k: v for k, v in SLO.items() if k != "concurrent_users"}
+    at = _recommend(api, **limits)["at_slo"]
     items = at["items"]
-    assert items, "some build should serve 50 users at 20 tokens/s"
+    assert items, "some build should serve users at 20 tokens/s within 2 s"
     for item in items:
         assert item["ttft_s"] <= SLO["ttft_s_max"]
         assert item["tokens_per_s_per_user"] >= SLO["tokens_per_s_per_user_min"]
+        assert item["usd_per_million_output_tokens_at_load"] is None  # no load given
     costs = [i["usd_per_million_output_tokens"] for i in items]
-    assert costs == sorted(costs, key=lambda c: (c is None, c or 0.0))  # unpriced last
+    assert costs == _unknown_last(costs)
     assert [i["rank"] for i in items] == list(range(1, len(items) + 1))
+
+
+def test_with_a_load_builds_rank_by_the_cost_the_load_bears(api: TestClient) -> None:
+    items = _recommend(api, **SLO)["at_slo"]["items"]
+    for item in items:
+        if item["usd_per_million_output_tokens"] is not None:
+            slots = item["copies_needed"] * item["concurrency"]
+            expected = item["usd_per_million_output_tokens"] * slots / SLO["concurrent_users"]
+            assert item["usd_per_million_output_tokens_at_load"] == expected
+    costs = [i["usd_per_million_output_tokens_at_load"] for i in items]
+    assert costs == _unknown_last(costs)
+    # A rack with thousands of slots for 50 users pays for its idle ones: it is not first.
+    assert items[0]["copies_needed"] * items[0]["concurrency"] < 1000
 
 
 def test_copies_are_sized_for_the_concurrent_users(api: TestClient) -> None:
