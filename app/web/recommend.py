@@ -12,11 +12,11 @@ from app.errors import DomainError
 from app.schemas.recommend import RecommendQuery
 from app.services.estimates import cost_assumptions
 from app.services.recommend import recommend
+from app.services.recommend_slo import miss_reason, slo_summary
 from app.web.charts import SVG_HEADERS, CostSpeedPoint, cached_chart, cost_speed_svg
 from app.web.common import Notice, notices_from, parse_query, raw_query, render
 from app.web.form_choices import PARALLELISM, RUNTIME_OPTIONS
 from app.web.pages import filter_options, precision_options
-from app.web.recommend_slo import miss_reason, slo_summary
 from app.web.urls import with_query
 
 router = APIRouter(include_in_schema=False)
