@@ -6,9 +6,9 @@ non-finite value is an em dash. The Jinja filters of the pages are these functio
 text output (compare's Markdown, say) should call the same functions, so 12.3 GB and $2.41
 read the same everywhere.
 
-Public API: DASH, number, int_commas, gb, tb, usd, tps, gbs, gbps, watts, params, bytes_si,
-seconds, microseconds, hours, joules, percent, tokens, iso_date, yes_no, humanize,
-link_name, tier_name, precision_label, axis_number, axis_gb, axis_usd.
+Public API: DASH, number, int_commas, gb, vendor_gb, vendor_gb_in_bytes, tb, usd, tps, gbs,
+gbps, watts, params, bytes_si, seconds, microseconds, hours, joules, percent, tokens, iso_date,
+yes_no, humanize, link_name, tier_name, precision_label, axis_number, axis_gb, axis_usd.
 Stdlib only, so services, the CLI and the web layer can all import it.
 """
 
@@ -55,6 +55,21 @@ def gb(value: Any) -> str:
     if abs(x) >= 100:
         return f"{int_commas(x)} GB"
     return f"{number(x, 3)} GB"
+
+
+# Vendors label memory capacities in binary units: a "24 GB" card holds 24 GiB.
+BYTES_PER_VENDOR_GB = 2**30
+
+
+def vendor_gb(value: Any) -> str:
+    """A capacity as the vendor labels it (binary GB, i.e. GiB): "96 GB (vendor)"."""
+    return DASH if _missing(value) else f"{gb(value)} (vendor)"
+
+
+def vendor_gb_in_bytes(value: Any) -> str:
+    """A vendor-labelled capacity in GB of 10⁹ bytes, the unit of every engine figure: 96 ->
+    "103 GB"."""
+    return DASH if _missing(value) else gb(float(value) * BYTES_PER_VENDOR_GB / 1e9)
 
 
 def tb(value: Any) -> str:

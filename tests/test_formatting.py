@@ -126,3 +126,9 @@ def test_words_and_dates(func: Formatter, value: Any, text: str) -> None:
 )
 def test_axis_ticks_are_plain(func: Formatter, value: float, text: str) -> None:
     assert func(value) == text
+
+
+def test_vendor_gb_marks_the_label_and_converts_binary_gb_to_bytes() -> None:
+    assert f.vendor_gb(96) == "96 GB (vendor)"
+    assert f.vendor_gb_in_bytes(24) == "25.8 GB"  # 24 GiB = 25.77 x 10^9 bytes
+    assert f.vendor_gb(None) == f.vendor_gb_in_bytes(None) == "—"

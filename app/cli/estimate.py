@@ -104,9 +104,23 @@ def recommend(
     sort: Annotated[
         str | None, typer.Option(help="price_usd, usd_per_million_tokens, -decode_tokens_per_s")
     ] = None,
+    ttft_s_max: Annotated[
+        float | None, typer.Option("--ttft-s-max", help="SLO: time to first token at most, s")
+    ] = None,
+    itl_ms_max: Annotated[
+        float | None, typer.Option("--itl-ms-max", help="SLO: inter-token latency at most, ms")
+    ] = None,
+    tokens_per_s_per_user_min: Annotated[
+        float | None,
+        typer.Option("--tokens-per-s-per-user-min", help="SLO: tokens/s each user sees"),
+    ] = None,
+    concurrent_users: Annotated[
+        int | None, typer.Option("--concurrent-users", help="SLO load: users at once")
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print the API's JSON answer")] = False,
 ) -> None:
-    """The builds that run a model, ranked: the GET /api/v1/recommend answer."""
+    """The builds that run a model, ranked (and at a service level when one is given): the GET
+    /api/v1/recommend answer."""
     from app.schemas.recommend import RecommendQuery
     from app.services.estimates import cost_assumptions
     from app.services.recommend import recommend as recommend_builds
@@ -120,6 +134,10 @@ def recommend(
         "batch": batch,
         "runtime": runtime,
         "sort": sort,
+        "ttft_s_max": ttft_s_max,
+        "itl_ms_max": itl_ms_max,
+        "tokens_per_s_per_user_min": tokens_per_s_per_user_min,
+        "concurrent_users": concurrent_users,
     }
     try:
         query = RecommendQuery.model_validate({k: v for k, v in values.items() if v is not None})
@@ -147,7 +165,29 @@ def recommend(
             f"{'  (Pareto front)' if item['pareto'] else ''}"
         )
         typer.echo(f"     {item['launch_command']}")
+    if answer["at_slo"] is not None:
+        print_at_slo(answer["at_slo"])
     typer.echo("All figures are estimates (docs/engine.md).")
+
+
+def print_at_slo(at_slo: dict[str, Any]) -> None:
+    """The ranking at the service level, and the builds that cannot meet it with the reason."""
+    from app.services.recommend_slo import miss_reason, slo_summary
+
+    typer.echo(f"At {slo_summary(at_slo)}: {len(at_slo['items'])} builds")
+    for item in at_slo["items"]:
+        copies = item["copies_needed"] or 1
+        at_load = item["usd_per_million_output_tokens_at_load"]
+        typer.echo(
+            f"{item['rank']:>3}. {copies} x {item['build']['name']}"
+            f"  {usd(item['price_usd_for_copies'])}"
+            f"  {item['concurrency']:,} requests per copy at {tps(item['tokens_per_s_per_user'])}"
+            f" each, TTFT {seconds(item['ttft_s'])}"
+            f"  {usd(at_load if at_load is not None else item['usd_per_million_output_tokens'])}"
+            " per million output tokens"
+        )
+    for miss in at_slo["missed"]:
+        typer.echo(f"     not {miss['build']['name']}: {miss_reason(miss, at_slo)}")
 
 
 def print_estimate(answer: dict[str, Any]) -> None:

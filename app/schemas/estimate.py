@@ -10,7 +10,7 @@ from pydantic import (
     model_validator,
 )
 
-from app.engine import KV_BITS, RUNTIMES
+from app.engine import KV_BITS
 from app.schemas.common import StrictModel
 from app.schemas.inline import BuildRef, ModelRef
 from app.schemas.listing import (
@@ -18,22 +18,18 @@ from app.schemas.listing import (
     DEFAULT_PRECISION,
     MAX_BATCH,
     MAX_CONTEXT_TOKENS,
+    RUNTIME_DESCRIPTION,
+    Parallelism,
     PrecisionName,
+    RuntimeName,
 )
 
 if TYPE_CHECKING:
     KvPrecisionName = str
-    RuntimeName = str
-else:  # enums of the engine's names, so OpenAPI lists them and unknown ones are 422
+else:  # an enum of the engine's names, so OpenAPI lists them and unknown ones are 422
     KvPrecisionName = Literal[tuple(KV_BITS)]
-    RuntimeName = Literal[tuple(RUNTIMES)]
 Mode = Literal["inference", "training", "lora", "qlora"]
-Parallelism = Literal["auto", "tensor", "pipeline"]
 Offload = Literal["auto", "none"]
-RUNTIME_DESCRIPTION = (
-    "inference runtime; null = from the inputs: GGUF precisions and Apple builds -> llama.cpp, "
-    "otherwise vLLM (answers say which runtime ran)"
-)
 DEFAULT_PROMPT_TOKENS = 2048
 MAX_BATCH_REQUESTS = 100
 

@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 from pydantic_core import PydanticCustomError
 
-from app.engine import PRECISIONS
+from app.engine import PRECISIONS, RUNTIMES
 from app.schemas.accelerator import MemoryKind
 from app.schemas.build import BuildListItem, Tier
 from app.schemas.common import Page
@@ -22,8 +22,15 @@ MAX_BATCH = 100_000
 
 if TYPE_CHECKING:
     PrecisionName = str
-else:  # an enum of the engine's precisions, so OpenAPI lists them and unknown ones are 422
+    RuntimeName = str
+else:  # enums of the engine's names, so OpenAPI lists them and unknown ones are 422
     PrecisionName = Literal[tuple(PRECISIONS)]
+    RuntimeName = Literal[tuple(RUNTIMES)]
+Parallelism = Literal["auto", "tensor", "pipeline"]
+RUNTIME_DESCRIPTION = (
+    "inference runtime; null = from the inputs: GGUF precisions and Apple builds -> llama.cpp, "
+    "otherwise vLLM (answers say which runtime ran)"
+)
 
 
 def no_nul(value: str) -> str:
@@ -149,13 +156,21 @@ class BuildQuery(ListQuery):
     context_tokens: ContextTokens = Field(
         default=DEFAULT_CONTEXT_TOKENS, description="KV-cache tokens per sequence for fits_model"
     )
+    runtime: RuntimeName | None = Field(
+        default=None, description=f"for fits_model: {RUNTIME_DESCRIPTION}"
+    )
+    parallelism: Parallelism = Field(
+        default="auto", description="for fits_model: how the model is split over accelerators"
+    )
 
     def filters(self) -> dict[str, Any]:
         out = super().filters()
         if self.fits_model is None:
-            # precision/context only matter with fits_model; keep CSV/JSON links tidy.
-            out.pop("precision", None)
-            out.pop("context_tokens", None)
+            # these only matter with fits_model; keep CSV/JSON links tidy.
+            for name in ("precision", "context_tokens", "runtime", "parallelism"):
+                out.pop(name, None)
+        elif self.parallelism == "auto":
+            out.pop("parallelism")  # the default; keep links short
         return out
 
 

@@ -15,6 +15,7 @@ from app.schemas.listing import (
     PrecisionName,
     SlugRef,
 )
+from app.schemas.serving import MAX_CONCURRENT_USERS, ServingPointOut
 
 # Below this many listed builds the answer is "short" and worth the lower-precision retries.
 SHORT_ANSWER = 3
@@ -46,6 +47,37 @@ class RecommendQuery(BaseModel):
     sort: RecommendSort = Field(
         default="price_usd", description="ranking; unknown prices/costs sort last"
     )
+    # The serving question (issue 17): with any of these set, `at_slo` ranks the listed builds
+    # at their best operating point under the limits, cheapest per million output tokens first.
+    ttft_s_max: float | None = Field(
+        default=None, gt=0, le=86_400, allow_inf_nan=False,
+        description="SLO: time to first token at most, seconds",
+    )
+    itl_ms_max: float | None = Field(
+        default=None, gt=0, le=3_600_000, allow_inf_nan=False,
+        description="SLO: inter-token latency at most, milliseconds",
+    )
+    tokens_per_s_per_user_min: float | None = Field(
+        default=None, gt=0, le=1e6, allow_inf_nan=False,
+        description="SLO: generated tokens/s each user sees, at least",
+    )
+    concurrent_users: int | None = Field(
+        default=None, ge=1, le=MAX_CONCURRENT_USERS,
+        description="SLO load: users served at once (sizes the copies of a build needed)",
+    )
+
+    @property
+    def has_slo(self) -> bool:
+        """True when any SLO or load parameter is given."""
+        return any(
+            v is not None
+            for v in (
+                self.ttft_s_max,
+                self.itl_ms_max,
+                self.tokens_per_s_per_user_min,
+                self.concurrent_users,
+            )
+        )
 
 
 class FiguresOut(BaseModel):
@@ -127,6 +159,58 @@ class RecommendModel(BaseModel):
     rule_of_thumb_gb: float
 
 
+class SloRankItem(ServingPointOut):
+    """A listed build at its best operating point under the SLO (all figures estimates)."""
+
+    rank: int
+    build: BuildListItem
+    plan: str = Field(description="the plan chosen for the SLO")
+    copies_needed: int | None = Field(
+        description="copies of the build concurrent_users needs; null without it"
+    )
+    accelerators_needed: int | None
+    price_usd_for_copies: float | None = Field(
+        description="price_usd x copies_needed (x 1 without a load); null when unpriced"
+    )
+    usd_per_million_output_tokens_at_load: float | None = Field(
+        description="with concurrent_users: the copies' cost per million output tokens the "
+        "users generate, every user at the operating point's speed (an upper bound); the "
+        "ranking with a load; null without one or when unpriced"
+    )
+
+
+SloLimit = Literal["ttft_s_max", "itl_ms_max", "tokens_per_s_per_user_min"]
+
+
+class SloMiss(BaseModel):
+    """A listed build that meets the SLO at no concurrency, and which limit stops it."""
+
+    build: BuildListItem
+    limits: list[SloLimit] = Field(
+        description="the limits that even one request misses; every limit set when each "
+        "alone is met at one request but not all together"
+    )
+    one_request: ServingPointOut | None = Field(
+        description="the build serving one request: the best latency it reaches; null when "
+        "it holds no request of these lengths in accelerator memory (e.g. a model partly in "
+        "host RAM), and then `limits` is empty"
+    )
+
+
+class RecommendAtSlo(BaseModel):
+    """The listed builds ranked at the SLO: cheapest per million output tokens first (at the
+    load when concurrent_users is given)."""
+
+    ttft_s_max: float | None
+    itl_ms_max: float | None
+    tokens_per_s_per_user_min: float | None
+    concurrent_users: int | None
+    input_tokens: int = Field(description="prompt tokens per request (the workload's prompt)")
+    output_tokens: int = Field(description="answer tokens per request (context - prompt)")
+    items: list[SloRankItem]
+    missed: list[SloMiss] = Field(description="listed builds that cannot meet the SLO")
+
+
 class RecommendOut(BaseModel):
     """The builds that fit, ranked, with the cost/speed Pareto front marked."""
 
@@ -139,3 +223,6 @@ class RecommendOut(BaseModel):
     fitting: int = Field(description="builds on which the model fits (before the filters)")
     excluded: RecommendExcluded
     nearest_misses: NearestMisses
+    at_slo: RecommendAtSlo | None = Field(
+        default=None, description="the ranking at the SLO; null when no SLO parameter is given"
+    )

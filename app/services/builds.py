@@ -3,7 +3,8 @@
 Contract (callers: the JSON API and the HTML pages):
 - `list_builds(session, *, query: BuildQuery) -> ListResult[BuildListItem]`: one page of build
   list items. `query.fits_model` keeps builds on which the engine
-  says the model fits at `query.precision` / `query.context_tokens` (batch 1); an unknown
+  says the model fits at `query.precision` / `query.context_tokens` (batch 1) with
+  `query.runtime` (None = each build's default) and `query.parallelism`; an unknown
   `fits_model` raises NotFound naming the field.
 - `matching_builds(session, *, query) -> list[BuildListItem]`: every matching item, sorted,
   unpaged (CSV).
@@ -62,6 +63,8 @@ def _filter_and_sort(snap: Snapshot, query: BuildQuery) -> list[BuildRow]:
             precision=query.precision,
             context_tokens=query.context_tokens,
             field="fits_model",
+            runtime=query.runtime,
+            parallelism=query.parallelism,
         )
     out = []
     for r in rows:

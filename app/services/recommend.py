@@ -14,6 +14,8 @@ Contract (callers: the JSON API and the /recommend page):
   the speed limit, the fastest held back only by the price limit, and the highest precision below
   the query's at which more builds would pass (tried only when fewer than `SHORT_ANSWER` pass,
   so a full answer costs no extra engine runs).
+  With any SLO parameter (`query.has_slo`), `at_slo` ranks the listed builds at their best
+  operating point under the limits (`services.recommend_slo`); otherwise it is None.
 """
 
 from collections.abc import Sequence
@@ -30,6 +32,7 @@ from app.services.engine_runs import catalog_estimate, simple_workload
 from app.services.estimate_answers import figures, workload_out
 from app.services.listing import sort_rows
 from app.services.model_profiles import ModelProfileRow, find_model_profile
+from app.services.recommend_slo import recommend_at_slo
 
 PARETO_AXES = ["price_usd (lower is better)", "decode_tokens_per_s (higher is better)"]
 
@@ -154,6 +157,16 @@ def recommend(session: Session, *, query: RecommendQuery, costs: CostAssumptions
                 "unpriced": sum(_unpriced(query, row) for row, _f in fitting),
             },
             "nearest_misses": _nearest_misses(rows, fitting, len(kept)),
+            "at_slo": recommend_at_slo(
+                snap,
+                query=query,
+                model=model,
+                workload=workload,
+                rows=[row for row, _f in ranked],
+                costs=costs,
+            )
+            if query.has_slo
+            else None,
         }
 
     def _nearest_misses(

@@ -15,7 +15,14 @@ from app.schemas.listing import BuildQuery
 from app.services.accuracy import accuracy_notes_for_build, measured_vs_predicted_for_build
 from app.services.builds import build_parts, get_build, list_builds
 from app.web.common import Notice, notices_from, parse_query, raw_query, render
-from app.web.pages import BuildModelFits, build_model_fits, filter_options, precision_options
+from app.web.form_choices import PARALLELISM, RUNTIME_OPTIONS, PlanChoice
+from app.web.pages import (
+    STORY_MODEL,
+    BuildModelFits,
+    build_model_fits,
+    filter_options,
+    precision_options,
+)
 from app.web.serving_sections import ServingSection, serving_section
 from app.web.urls import with_query
 
@@ -38,10 +45,11 @@ BUILD_COLUMNS = (
     Column("name", "Build", "name", optional=False),
     Column("tier", "Tier", "tier"),
     Column("accelerators", "Accelerators", "accelerator_count"),
-    Column("total_memory_gb", "Total memory", "total_memory_gb", True, "GB"),
+    # Catalog capacities are vendor labels (binary GB); the engine's figures are 10^9 bytes.
+    Column("total_memory_gb", "Total memory", "total_memory_gb", True, "GB (vendor)"),
     Column("price_usd", "Price", "price_usd", True, "USD"),
     Column("power_w", "Power", "power_w", True, "W"),
-    Column("pooled_memory_gb", "Pooled memory", "pooled_memory_gb", True, "GB"),
+    Column("pooled_memory_gb", "Pooled memory", "pooled_memory_gb", True, "GB (vendor)"),
     Column("link", "GPU-to-GPU link", "intra_node_bandwidth_gbs", False, "GB/s"),
 )
 HIDEABLE = {c.key for c in BUILD_COLUMNS if c.optional}
@@ -103,6 +111,8 @@ def builds_page(request: Request, session: SessionDep) -> HTMLResponse:
             "tiers": [(t, tier_name(t)) for t in TIERS],
             "options": options,
             "precisions": precision_options(),
+            "runtimes": RUNTIME_OPTIONS,
+            "parallelism_choices": PARALLELISM,
             "per_page_choices": PER_PAGE_CHOICES,
             "csv_url": csv_url,
             "fits_model_name": fits_model_name,
@@ -127,10 +137,10 @@ SPEC_GROUPS: tuple[tuple[str, tuple[tuple[str, str, str], ...]], ...] = (
     (
         "Memory",
         (
-            ("Total accelerator memory", "total_memory_gb", "gb"),
-            ("Pooled memory per scale-up domain", "pooled_memory_gb", "gb"),
+            ("Total accelerator memory", "total_memory_gb", "vendor_gb"),
+            ("Pooled memory per scale-up domain", "pooled_memory_gb", "vendor_gb"),
             ("Memory pooled across accelerators", "memory_pooled", "yes_no"),
-            ("Smallest card's memory", "min_accelerator_memory_gb", "gb"),
+            ("Smallest card's memory", "min_accelerator_memory_gb", "vendor_gb"),
             ("Host memory", "host_memory_gb", "gb"),
         ),
     ),
@@ -192,7 +202,23 @@ def build_page(
 ) -> HTMLResponse:
     """One build's spec sheet and the catalog models it runs."""
     read = get_build(session, slug=slug).model_dump()
-    fits = build_model_fits(session, build_slug=slug, settings=settings)
+    raw = raw_query(request)
+    plan_query = parse_query(PlanChoice, raw)
+    plan = plan_query.query
+    try:
+        fits = build_model_fits(
+            session,
+            build_slug=slug,
+            settings=settings,
+            runtime=plan.runtime,
+            parallelism=plan.parallelism,
+        )
+    except DomainError as error:
+        # A runtime/plan this build cannot use (e.g. MLX off Apple): say so, judge by default.
+        plan_query.notices.extend(notices_from(error.errors) or [Notice(error.detail)])
+        plan = PlanChoice()
+        fits = build_model_fits(session, build_slug=slug, settings=settings)
+    story = next((f for f in fits.runs if f.model["slug"] == STORY_MODEL), None)
     read["pooled_memory_gb"] = fits.pooled_memory_gb
     read["usd_per_gb"] = fits.usd_per_gb
     estimated = set(read.get("estimated") or [])
@@ -210,7 +236,6 @@ def build_page(
                 }
             )
         groups.append((heading, shown))
-    raw = raw_query(request)
     section = _serving_section(session, settings, raw, slug=slug, fits=fits)
     return render(
         request,
@@ -221,6 +246,11 @@ def build_page(
             "groups": groups,
             "fits": fits,
             "raw": raw,
+            "plan": plan,
+            "runtimes": RUNTIME_OPTIONS,
+            "parallelism_choices": PARALLELISM,
+            "story": story,
+            "notices": plan_query.notices,
             "serving": section,
             "serving_models": [(f.model["slug"], f.model["name"]) for f in fits.runs],
             "precisions": precision_options(),
@@ -232,7 +262,7 @@ def build_page(
             "accuracy_notes": accuracy_notes_for_build(snapshot(session), slug=slug),
         },
         json_url=f"/api/v1/builds/{slug}",
-        canonical=f"/builds/{slug}",
+        canonical=with_query(f"/builds/{slug}", plan.state()),
         status_code=section.status if section and section.status >= 400 else 200,
     )
 

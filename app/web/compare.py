@@ -15,7 +15,7 @@ from app.services.compare import compare_builds
 from app.services.estimates import cost_assumptions
 from app.web.charts import SVG_HEADERS
 from app.web.common import Notice, notices_from, parse_query, raw_query, render
-from app.web.estimate_form import PARALLELISM, RUNTIME_OPTIONS
+from app.web.form_choices import PARALLELISM, RUNTIME_OPTIONS
 from app.web.pages import filter_options, precision_options
 from app.web.serving_sections import (
     ServingSection,

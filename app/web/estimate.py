@@ -27,18 +27,9 @@ from app.services.estimates import (
 from app.services.recommend import lower_precisions
 from app.web.charts import SVG_HEADERS, cached_chart, memory_breakdown_svg
 from app.web.common import Notice, raw_query, render
-from app.web.estimate_form import (
-    EXAMPLE_QUERY,
-    FORM_FIELDS,
-    MODES,
-    OFFLOAD_CHOICES,
-    PARALLELISM,
-    RUNTIME_OPTIONS,
-    build_model_context,
-    form_notices,
-    request_from_form,
-    with_hub_config,
-)
+from app.web.estimate_form import EXAMPLE_QUERY, request_from_form, with_hub_config
+from app.web.form_choices import MODES, OFFLOAD_CHOICES, PARALLELISM, RUNTIME_OPTIONS
+from app.web.form_fields import FORM_FIELDS, build_model_context, form_notices
 from app.web.pages import filter_options, precision_options
 from app.web.urls import with_query
 

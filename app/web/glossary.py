@@ -19,10 +19,12 @@ TERMS: tuple[Term, ...] = (
         "gb",
         "GB",
         "gigabyte, 10⁹ bytes",
-        "Every memory figure tierline shows is in GB = 10⁹ bytes. Memory capacities as vendors "
-        "state them are binary: a \"24 GB\" card holds 24 GiB = 25.77 × 10⁹ bytes, an \"80 GB\" "
-        "H100 80 GiB; the engine converts them to bytes before comparing them with what a "
-        "model needs.",
+        "Every memory figure the engine computes (needed, usable, spare) is in GB = 10⁹ bytes. "
+        "Memory capacities as vendors state them are binary: a \"24 GB\" card holds 24 GiB = "
+        "25.77 × 10⁹ bytes, an \"80 GB\" H100 80 GiB. The catalog's capacities (a card's "
+        "memory, a build's total and pooled memory) are shown as the vendor labels them, marked "
+        "\"GB (vendor)\": 96 GB (vendor) for 4 × RTX 4090 is 103 GB of 10⁹ bytes. The engine "
+        "converts them to bytes before comparing them with what a model needs.",
         "A model whose weights are 16.06 × 10⁹ bytes fits a \"16 GB\" card (17.18 × 10⁹ "
         "bytes), which reading the label as 16 × 10⁹ bytes would deny.",
     ),

@@ -16,6 +16,7 @@ from app.services.estimates import cost_assumptions
 from app.services.model_profiles import get_model_profile, list_model_profiles
 from app.services.recommend import recommend
 from app.web.common import parse_query, raw_query, render
+from app.web.form_choices import PARALLELISM, RUNTIME_OPTIONS
 from app.web.pages import precision_options
 from app.web.urls import with_query
 
@@ -87,6 +88,8 @@ def model_page(
         "precision": query.precision,
         "context_tokens": query.context_tokens,
         "batch": query.batch,
+        "runtime": query.runtime,
+        "parallelism": query.parallelism,
     }
     rules = [(p, rule_of_thumb_gb(model.params_total, p)) for p in RULE_OF_THUMB_PRECISIONS]
     return render(
@@ -102,7 +105,12 @@ def model_page(
             "attention_name": ATTENTION_NAMES.get(model.attention, model.attention),
             "rules": rules,
             "head_dims": head_dimensions(model),
+            "runtimes": RUNTIME_OPTIONS,
+            "parallelism_choices": PARALLELISM,
             "recommend_url": with_query("/recommend", {"model": slug, **state}),
+            "builds_json_url": with_query(
+                "/api/v1/recommend", {"model": slug, "sort": "price_usd", **_non_default(state)}
+            ),
             "notices": parsed.notices,
             "measured": measured_vs_predicted_for_model(snapshot(session), slug=slug),
         },

@@ -130,6 +130,8 @@ class BuildModelFits:
     usd_per_gb: float | None
     context_tokens: int
     precisions: tuple[str, ...]
+    runtime: str | None  # None = the build's default runtime
+    parallelism: str
     runs: tuple[ModelFit, ...]  # fits, largest model first
     does_not_run: tuple[ModelFit, ...]  # fits at no precision tried, largest first
     accelerator_name: str
@@ -146,6 +148,8 @@ def build_model_fits(
     settings: Settings | None = None,
     context_tokens: int = BUILD_PAGE_CONTEXT_TOKENS,
     precisions: tuple[str, ...] = BUILD_PAGE_PRECISIONS,
+    runtime: str | None = None,
+    parallelism: str = "auto",
 ) -> BuildModelFits:
     """Every catalog model on one build at the best precision that fits (engine via the
     estimates service, so the figures are those of the API), raising NotFound for the build."""
@@ -154,7 +158,13 @@ def build_model_fits(
     costs = cost_assumptions(settings)
     per_precision = {
         p: model_fits_for_build(
-            session, slug=build_slug, precision=p, context_tokens=context_tokens, costs=costs
+            session,
+            slug=build_slug,
+            precision=p,
+            context_tokens=context_tokens,
+            costs=costs,
+            runtime=runtime,
+            parallelism=parallelism,
         )
         for p in precisions
     }
@@ -180,6 +190,8 @@ def build_model_fits(
         usd_per_gb=price / total if price is not None and total else None,
         context_tokens=context_tokens,
         precisions=precisions,
+        runtime=runtime,
+        parallelism=parallelism,
         runs=tuple(runs),
         does_not_run=tuple(misses),
         accelerator_name=row.item["accelerator_name"],

@@ -12,9 +12,10 @@ from app.errors import DomainError
 from app.schemas.recommend import RecommendQuery
 from app.services.estimates import cost_assumptions
 from app.services.recommend import recommend
+from app.services.recommend_slo import miss_reason, slo_summary
 from app.web.charts import SVG_HEADERS, CostSpeedPoint, cached_chart, cost_speed_svg
 from app.web.common import Notice, notices_from, parse_query, raw_query, render
-from app.web.estimate_form import PARALLELISM, RUNTIME_OPTIONS
+from app.web.form_choices import PARALLELISM, RUNTIME_OPTIONS
 from app.web.pages import filter_options, precision_options
 from app.web.urls import with_query
 
@@ -78,6 +79,7 @@ def recommend_page(request: Request, session: SessionDep, settings: SettingsDep)
     answer, query, raw, notices, status = _evaluate(request, session, settings)
     state = _state(query)
     on_front = [i for i in answer["items"] if i["pareto"]] if answer else []
+    at_slo = answer["at_slo"] if answer else None
     return render(
         request,
         session,
@@ -93,6 +95,8 @@ def recommend_page(request: Request, session: SessionDep, settings: SettingsDep)
             "sorts": SORTS,
             "on_front": on_front,
             "miss_links": _miss_links(answer, state),
+            "slo_text": slo_summary(at_slo) if at_slo else None,
+            "miss_reasons": [miss_reason(m, at_slo) for m in at_slo["missed"]] if at_slo else [],
             "chart_url": with_query("/recommend/chart.svg", state) if answer else None,
             "phone_chart_url": with_query("/recommend/chart.svg", {**state, "size": "phone"})
             if answer

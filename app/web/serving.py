@@ -1,9 +1,9 @@
 """The serving page: the calculator's inputs plus lengths, SLO, load and speculation, as a GET
 form; the curve as an SVG chart and a table, the operating point in words; /serving.json twin.
 
-Build, model, workload and cost fields are the calculator's (app.web.estimate_form.FORM_FIELDS, read
-by its `request_from_form`, so custom builds and pasted configs work here too); SERVING_FIELDS
-add the `serving` part of POST /api/v1/serving.
+Build, model, workload and cost fields are the calculator's (app.web.form_fields.FORM_FIELDS, read
+by app.web.estimate_form.request_from_form, so custom builds and pasted configs work here too);
+SERVING_FIELDS add the `serving` part of POST /api/v1/serving.
 """
 
 from typing import Any
@@ -21,13 +21,8 @@ from app.services.estimates import cost_assumptions
 from app.services.serving import parse_serving_request, run_serving
 from app.web.charts import SVG_HEADERS, CurveSeries, cached_chart, serving_curve_svg
 from app.web.common import Notice, raw_query, render
-from app.web.estimate_form import (
-    FORM_FIELDS,
-    build_model_context,
-    form_field,
-    request_from_form,
-    with_hub_config,
-)
+from app.web.estimate_form import request_from_form, with_hub_config
+from app.web.form_fields import FORM_FIELDS, build_model_context, form_field
 from app.web.pages import filter_options, precision_options
 from app.web.urls import with_query
 

@@ -36,6 +36,8 @@ from app.formatting import (
     tokens,
     tps,
     usd,
+    vendor_gb,
+    vendor_gb_in_bytes,
     watts,
     yes_no,
 )
@@ -64,6 +66,8 @@ FILTERS: dict[str, Callable[..., str]] = {
     "int_commas": int_commas,
     "number": number,
     "gb": gb,
+    "vendor_gb": vendor_gb,
+    "vendor_gb_in_bytes": vendor_gb_in_bytes,
     "tb": tb,
     "usd": usd,
     "tps": tps,

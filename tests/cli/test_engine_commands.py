@@ -185,3 +185,28 @@ def test_recommend_prints_the_api_ranking(api: TestClient) -> None:
     assert table.exit_code == 0
     for item in answer["items"]:
         assert item["build"]["name"] in table.output and item["launch_command"] in table.output
+
+
+def test_recommend_at_a_service_level_prints_the_api_ranking(api: TestClient) -> None:
+    slo = ["--ttft-s-max", "2", "--tokens-per-s-per-user-min", "20", "--concurrent-users", "50"]
+    base = ["recommend", "--model", "llama-3-3-70b", "--precision", "int4", *slo]
+    result = runner.invoke(cli, [*base, "--json"])
+    assert result.exit_code == 0, result.output
+    expected = api.get(
+        "/api/v1/recommend",
+        params={
+            "model": "llama-3-3-70b",
+            "precision": "int4",
+            "ttft_s_max": 2,
+            "tokens_per_s_per_user_min": 20,
+            "concurrent_users": 50,
+        },
+    ).json()
+    assert json.loads(result.output) == expected and expected["at_slo"]["items"]
+    table = runner.invoke(cli, base)
+    assert table.exit_code == 0
+    assert "for 50 concurrent users" in table.output
+    top = expected["at_slo"]["items"][0]
+    assert f"  1. {top['copies_needed']} x {top['build']['name']}" in table.output
+    missed = expected["at_slo"]["missed"][0]
+    assert f"not {missed['build']['name']}:" in table.output
