@@ -14,11 +14,19 @@ from .parts import needs_parts, with_parts
 from .precision import rule_of_thumb_gb
 from .prep import GB, GIB
 from .prepared import prepare
-from .results import Estimate, MemoryBreakdown, ParallelPlan, Throughput, TrainingFigures
+from .results import (
+    Estimate,
+    Finding,
+    MemoryBreakdown,
+    ParallelPlan,
+    Throughput,
+    TrainingFigures,
+)
+from .runtime import RUNTIMES
 from .search import search
 from .specs import BuildSpec, CostAssumptions, ModelSpec, Workload
 from .speed import throughput
-from .tiers import derive_tier
+from .tiers import derive_tier, serves_in_production
 from .training import training_figures
 from .validate import validate
 
@@ -43,13 +51,65 @@ def estimate(
     if not needs_parts(build, workload, result):
         return result
     work = workload
-    if workload.runtime is None and not result.fits and build.host is not None:
+    if (
+        workload.runtime is None
+        and not result.fits
+        and build.host is not None
+        and not serves_in_production(build)
+    ):
         # Offloading is what llama.cpp does (-ngl / --n-cpu-moe); vLLM would stream weights.
+        # A desktop's owner runs it that way; a datacenter build keeps its serving runtime.
         work = replace(workload, runtime="llama.cpp")
     single = replace(build, groups=(), host=None) if build.is_mixed else build
     if single is not build or work is not workload:
         result = _estimate(single, model, work, costs, model_ref=model_ref)
-    return with_parts(build, model, work, costs, result, prepare(single, model, work))
+    answer = with_parts(build, model, work, costs, result, prepare(single, model, work))
+    if work is not workload and answer.fits:
+        return _with_finding(answer, Finding("info", RUNTIME_CHOSEN_FOR_OFFLOAD))
+    if not answer.fits and workload.offload == "auto" and RUNTIMES[answer.runtime].split != (
+        "layers"
+    ):
+        alternative = estimate(
+            build, model, replace(workload, runtime="llama.cpp"), costs, model_ref=model_ref
+        )
+        finding = offload_alternative(answer.runtime, alternative)
+        if workload.runtime is None:
+            # The choice is stated: a datacenter build keeps its serving runtime.
+            finding = Finding(finding.severity, DATACENTER_RUNTIME_KEPT + finding.message)
+        return _with_finding(answer, finding)
+    return answer
+
+
+RUNTIME_CHOSEN_FOR_OFFLOAD = (
+    "Runtime llama.cpp chosen automatically: the model does not fit in the cards' memory, and "
+    "llama.cpp keeps the rest in host RAM (vLLM and SGLang need every weight on the cards)"
+)
+
+DATACENTER_RUNTIME_KEPT = (
+    "Runtime chosen automatically for a datacenter build: its serving runtime, not llama.cpp. "
+)
+
+
+def offload_alternative(runtime: str, alternative: Estimate) -> Finding:
+    """What llama.cpp with host-RAM offload would do where the chosen runtime does not fit."""
+    if not alternative.fits:
+        return Finding(
+            "info",
+            f"{runtime} keeps every weight in accelerator memory, so offload=auto does not "
+            "apply; llama.cpp with host RAM would not fit either",
+        )
+    where = alternative.placement.description if alternative.placement else "offloaded"
+    speed = alternative.throughput.decode_tokens_per_s if alternative.throughput else 0.0
+    return Finding(
+        "info",
+        f"{runtime} keeps every weight in accelerator memory, so offload=auto does not apply; "
+        f"llama.cpp with host RAM would run it ({where}) at ~{speed:,.1f} tokens/s per "
+        "sequence (runtime=llama.cpp, an estimate): a single-user setup, not production serving",
+    )
+
+
+def _with_finding(answer: Estimate, finding: Finding) -> Estimate:
+    return replace(answer, findings=answer.findings + (finding,))
 
 
 def _estimate(

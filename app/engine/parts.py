@@ -113,7 +113,9 @@ def with_parts(
     host = build.host
     ram_usable = (host.ram_gb * GIB - HOST_RESERVED_GIB * GIB) if host and host.ram_gb else None
     if choice is None:
-        return parts_no_fit(base, build, p, caps, layers, allowed)
+        return parts_no_fit(
+            base, build, p, caps, layers, allowed, offload_off=workload.offload == "none"
+        )
     expert_cpu, cpu_layers, split = choice
     cpu_moe = sorted(moe_every)[:expert_cpu]
     ram_bytes = expert_cpu * experts_layer + cpu_layers * (nonexpert_layer + kv_layer)

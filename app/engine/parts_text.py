@@ -163,8 +163,10 @@ def parts_no_fit(
     allowed: bool,
     *,
     ram_bytes: float | None = None,
+    offload_off: bool = False,
 ) -> Estimate:
-    """The base answer with the reason the parts do not help."""
+    """The base answer with the reason the parts do not help (a runtime that keeps every
+    weight on the cards is explained by estimate.py, which knows the llama.cpp answer)."""
     extra = [f for f in parts_findings(build, p, None) if "identical cards" in f.message]
     if ram_bytes is not None:
         ram = build.host.ram_gb if build.host else None
@@ -175,14 +177,8 @@ def parts_no_fit(
                 + (f"; the host has {ram:,.0f} GB" if ram else "; the host's RAM is not stated"),
             )
         )
-    elif not allowed and build.host is not None and build.host.ram_gb:
-        extra.append(
-            Finding(
-                "info",
-                "Offload to host RAM is off (workload offload=none) or the runtime keeps every "
-                "weight in accelerator memory",
-            )
-        )
+    elif offload_off and build.host is not None and build.host.ram_gb:
+        extra.append(Finding("info", "Offload to host RAM is off (workload offload=none)"))
     return replace(
         base,
         fits=False,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .prep import accelerator_class
 from .specs import BuildSpec
 
 
@@ -17,3 +18,11 @@ def derive_tier(build: BuildSpec) -> str:
     if pooled_gpus and build.accelerators_per_node > 1:
         return "dgx"
     return "desktop"
+
+
+def serves_in_production(build: BuildSpec) -> bool:
+    """True for datacenter builds (HBM cards, or DGX-class and cluster tiers), where the
+    realistic runtime is a serving engine (vLLM, SGLang, TensorRT-LLM), not llama.cpp."""
+    return derive_tier(build) != "desktop" or accelerator_class(build.accelerator) == (
+        "HBM datacenter"
+    )

@@ -20,7 +20,7 @@ from app.engine import (
     ram_bandwidth_gbs,
 )
 
-from .shapes import GPT_OSS_120B
+from .shapes import DEEPSEEK_V3, GPT_OSS_120B
 
 LLAMA_70B = model_spec_from_hf_config(
     {
@@ -171,3 +171,46 @@ def test_unstated_ram_bandwidth_assumes_slow_ddr4_and_says_so():
 def test_failover_of_a_mixed_node_drops_one_card_of_its_last_group():
     (case,) = failover(MIXED, LLAMA_70B, Q4)
     assert case.accelerators_left == 2
+
+
+H100 = AcceleratorSpec(
+    "NVIDIA H100 SXM5 80GB", 80, 3350, 989, fp8_tflops=1979, memory_type="HBM3", tdp_w=700
+)
+DGX_H100 = BuildSpec(
+    "DGX H100", H100, 1, 8, IntraNodeLink("nvswitch", 450), host=HostSpec(ram_gb=2048)
+)
+
+
+def test_datacenter_build_keeps_its_serving_runtime_when_the_model_does_not_fit():
+    deepseek = model_spec_from_hf_config(DEEPSEEK_V3, name="DeepSeek-V3")
+    result = estimate(DGX_H100, deepseek, Workload(precision="fp8"))
+    assert not result.fits and result.runtime == "vllm" and result.placement is None
+    said = [f.message for f in result.findings if "llama.cpp with host RAM would run" in f.message]
+    assert len(said) == 1 and said[0].startswith("Runtime chosen automatically for a datacenter")
+
+
+def test_datacenter_build_offloads_when_llama_cpp_is_asked_for():
+    deepseek = model_spec_from_hf_config(DEEPSEEK_V3, name="DeepSeek-V3")
+    result = estimate(DGX_H100, deepseek, Workload(precision="q8_0", runtime="llama.cpp"))
+    assert result.fits and result.runtime == "llama.cpp"
+    assert result.placement is not None and result.placement.offload == "experts"
+
+
+def test_desktop_automatic_runtime_states_the_llama_cpp_choice():
+    result = estimate(ONE_4090, GPT_OSS, Workload(precision="mxfp4"))
+    assert result.fits and result.runtime == "llama.cpp"
+    assert any("llama.cpp chosen automatically" in f.message for f in result.findings)
+
+
+def test_vllm_that_does_not_fit_names_the_llama_cpp_offload_answer():
+    result = estimate(ONE_4090, GPT_OSS, Workload(precision="mxfp4", runtime="vllm"))
+    offloaded = estimate(ONE_4090, GPT_OSS, MXFP4_LLAMA_CPP)
+    assert not result.fits and result.runtime == "vllm" and offloaded.throughput is not None
+    (said,) = [f.message for f in result.findings if "offload=auto does not apply" in f.message]
+    assert f"~{offloaded.throughput.decode_tokens_per_s:,.1f} tokens/s" in said
+
+
+def test_one_hbm_card_counts_as_a_datacenter_build():
+    one_h100 = BuildSpec("H100 PCIe box", H100, host=HostSpec(ram_gb=512))
+    result = estimate(one_h100, GPT_OSS, Workload(precision="bf16"))
+    assert not result.fits and result.runtime == "vllm"
