@@ -4,9 +4,6 @@ import re
 
 import pytest
 
-from app.engine import rule_of_thumb_gb
-from app.formatting import gb
-
 from ._support import problem_fields
 
 DESKTOP = "4x-rtx-4090-workstation"
@@ -52,9 +49,10 @@ def test_tier_line_rows_for_the_story_builds(api, catalog):
 def test_run_model_row_defaults_to_deepseek_v3_at_fp8(api, catalog):
     body = api.get("/api/v1/compare", params={"builds": f"{DESKTOP},{CLUSTER}"}).json()
     run = rows_by_key(body)["run_model"]
-    size = rule_of_thumb_gb(catalog.models["deepseek-v3"].params_total, "fp8")
-    assert run["label"].startswith(f"Run a {gb(size)} model? ({gb(size)}: DeepSeek-V3 at FP8 by "
-                                   "the rule of thumb")
+    # 671 B parameters × 1 byte × 1.2 (the rule of thumb people quote).
+    assert run["label"].startswith(
+        "Run a 805 GB model? (805 GB: DeepSeek-V3 at FP8 by the rule of thumb"
+    )
     assert run["label"].endswith("each cell: the engine's detailed need)")
     assert body["model"]["slug"] == "deepseek-v3" and body["model"]["given"] is False
     expected = [catalog.estimate(s, "deepseek-v3") for s in (DESKTOP, CLUSTER)]
@@ -68,8 +66,8 @@ def test_model_rows_follow_the_engine(api, catalog):
     body = api.get("/api/v1/compare", params=params).json()
     rows = rows_by_key(body)
     expected = [catalog.estimate(s, "llama-3-1-70b", precision="bf16") for s in (DESKTOP, CLUSTER)]
-    size = rule_of_thumb_gb(catalog.models["llama-3-1-70b"].params_total, "bf16")
-    assert rows["run_model"]["label"].startswith(f"Run a {gb(size)} model?")
+    # 70 B parameters × 2 bytes × 1.2.
+    assert rows["run_model"]["label"].startswith("Run a 168 GB model?")
     assert rows["fits"]["values"] == [e.fits for e in expected]
     for key in ("decode_tokens_per_s", "time_to_first_token_s"):
         assert rows[key]["values"] == [
