@@ -8,7 +8,6 @@ from app.engine import rule_of_thumb_gb
 from app.models import Build
 from app.services.catalog import export_document, import_document
 from app.services.records import BUILD, MODEL, get_record
-from app.web.templating import gb
 
 from ._html import parse
 
@@ -29,8 +28,8 @@ def test_story_desktop_card_shows_isolated_memory_and_a_no_from_the_engine(
 ) -> None:
     build = get_record(db, BUILD, "4x-rtx-4090-workstation")
     card = parse(web.get("/").text).one(id="story-desktop").text()
-    total = build.accelerator.memory_gb * build.accelerator_count
-    assert gb(total) in card
+    assert build.accelerator.memory_gb * build.accelerator_count == 96
+    assert "96 GB" in card
     assert "isolated" in card
     compare = web.get(
         "/api/v1/compare",
@@ -46,9 +45,10 @@ def test_story_cluster_card_shows_pooled_nodes_links_and_a_yes(
     web: TestClient, db: Session
 ) -> None:
     build = get_record(db, BUILD, "2x-dgx-h200-cluster")
+    assert (build.accelerator.memory_gb, build.accelerator_count) == (141, 16)
     card = parse(web.get("/").text).one(id="story-cluster").text()
-    assert gb(build.accelerator.memory_gb * build.accelerator_count) in card
-    assert gb(build.accelerator.memory_gb * build.accelerators_per_node) + " pooled" in card
+    assert "2,256 GB" in card  # 16 × 141 GB
+    assert "1,128 GB pooled" in card  # 8 × 141 GB per NVSwitch node
     assert "NVSwitch" in card and "InfiniBand" in card
     assert "✓ Yes" in card
 
