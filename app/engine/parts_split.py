@@ -58,6 +58,25 @@ def split_layers(sizes: list[float], caps: list[float]) -> list[int] | None:
     return counts
 
 
+def placement_candidates(
+    workload: Workload, layers: int, moe_layers: int, allowed: bool
+) -> tuple[list[tuple[int, int]], bool]:
+    """(MoE layers with experts in RAM, whole layers on the CPU) to try in order, and whether
+    the output layer stays on the CPU. A placement given by hand is the only candidate; llama.cpp
+    puts the output layer on the GPU only when -ngl exceeds the layer count (llama-model.cpp,
+    `act_gpu_layers = min(n_gpu_layers, n_layer + 1)`)."""
+    if not allowed:
+        return [(0, 0)], False
+    gpu, cpu_moe = workload.gpu_layers, workload.cpu_moe_layers
+    if gpu is not None or cpu_moe is not None:
+        cpu_layers = layers - min(max(gpu, 0), layers) if gpu is not None else 0
+        expert_cpu = min(max(cpu_moe or 0, 0), moe_layers)
+        return [(expert_cpu, cpu_layers)], gpu is not None and gpu <= layers
+    candidates = [(n, 0) for n in range(moe_layers + 1)]
+    candidates += [(moe_layers, c) for c in range(1, layers + 1)]
+    return candidates, False
+
+
 def moe_layer_indices(model: ModelSpec) -> list[int]:
     """Indices of the layers that hold routed experts."""
     if not model.is_moe:
