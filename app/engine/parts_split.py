@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from .prepared import Prepared
 from .results import Throughput
-from .runtime import LINK_DEFAULT_GBS
-from .specs import AcceleratorSpec, BuildSpec, ModelSpec, Workload
+from .specs import PCIE_GBS_PER_LANE, AcceleratorSpec, BuildSpec, ModelSpec, Workload
 
 # Achieved share of peak DRAM bandwidth when the CPU runs the offloaded matmuls (llama.cpp CPU
 # backend, memory-bound decode). An estimate, checked against the offload rows of the
@@ -20,8 +19,11 @@ OFFLOAD_MIN_BATCH = 32
 # Host RAM bandwidth when only the RAM size is stated: dual-channel DDR4-3200 (2 x 3200 MT/s x
 # 8 B), the slowest common desktop platform, so an unstated host is not flattered.
 DEFAULT_RAM_BANDWIDTH_GBS = 51.2
-# Card-to-host link when the slot is not stated: PCIe 4.0 x16 achieved (runtime.py).
-DEFAULT_PCIE_GBS = LINK_DEFAULT_GBS["pcie"]
+# Card-to-host link when the slot is not stated: PCIe 4.0 x16 at its line rate after coding
+# (16 x 1.969 GB/s), the same kind of figure a stated slot gives (AcceleratorGroup.pcie_gbs), so
+# both are derated once by LINK_EFFICIENCY in parts.py. LINK_DEFAULT_GBS["pcie"] (25 GB/s) is an
+# already-achieved figure; derating it again counted the link's losses twice.
+DEFAULT_PCIE_GBS = PCIE_GBS_PER_LANE[4] * 16
 
 
 def cards_of(build: BuildSpec) -> list[tuple[AcceleratorSpec, float]]:
