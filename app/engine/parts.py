@@ -21,6 +21,7 @@ from .cost import billed_tokens_per_s, cost_figures
 from .parts_split import (
     CPU_BANDWIDTH_EFFICIENCY,
     DEFAULT_RAM_BANDWIDTH_GBS,
+    FIT_TARGET_GIB,
     HOST_RESERVED_GIB,
     OFFLOAD_MIN_BATCH,
     cards_of,
@@ -104,9 +105,12 @@ def with_parts(
         return out
 
     choice: tuple[int, int, list[int]] | None = None
+    forced = workload.gpu_layers is not None or workload.cpu_moe_layers is not None
     for expert_cpu, cpu_layers in candidates:
         sizes = gpu_sizes(expert_cpu, cpu_layers)
-        split = split_layers(sizes, caps) if sizes else [0] * len(cards)
+        offloads = expert_cpu > 0 or cpu_layers > 0
+        margin = FIT_TARGET_GIB * GIB if offloads and not forced else 0.0
+        split = split_layers(sizes, [c - margin for c in caps]) if sizes else [0] * len(cards)
         if split is not None:
             choice = (expert_cpu, cpu_layers, split)
             break

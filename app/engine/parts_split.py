@@ -13,6 +13,10 @@ CPU_BANDWIDTH_EFFICIENCY = 0.55
 # RAM the OS and the runtime keep for themselves (page cache of other files, process, KV of
 # CPU layers is counted separately). An estimate.
 HOST_RESERVED_GIB = 4.0
+# llama.cpp's automatic placement (`--fit`, on by default since PR #16653) leaves this much of
+# each card free when it has to offload (`--fit-target`, "target margin per device", default
+# 1024 MiB, common/arg.cpp). A placement given by hand (-ngl / --n-cpu-moe) has no margin.
+FIT_TARGET_GIB = 1.0
 # llama.cpp ggml-cuda offloads an operation on host-resident weights to the GPU from this
 # batch size on (ggml_backend_cuda_device_offload_op, min_batch_size = 32).
 OFFLOAD_MIN_BATCH = 32

@@ -130,6 +130,14 @@ def test_dense_model_offloads_whole_layers_with_ngl():
     assert 0 < gpu < 80 and f"-ngl {gpu}" in result.plan.launch_command
 
 
+def test_automatic_offload_leaves_llama_cpp_fit_margin_on_the_card():
+    result = estimate(ONE_4090, GPT_OSS, MXFP4_LLAMA_CPP)
+    assert result.placement is not None
+    card = result.placement.cards[0]
+    # llama.cpp --fit leaves --fit-target (1024 MiB = 1.074 GB) free on each card it offloads from.
+    assert card.memory_usable_gb - card.memory_needed_gb >= 1.0737
+
+
 def test_a_published_n_cpu_moe_is_used_as_given():
     auto = estimate(ONE_4090, GPT_OSS, MXFP4_LLAMA_CPP)
     given = estimate(ONE_4090, GPT_OSS, replace(MXFP4_LLAMA_CPP, cpu_moe_layers=36))
