@@ -21,12 +21,14 @@ from .cost import billed_tokens_per_s, cost_figures
 from .parts_split import (
     CPU_BANDWIDTH_EFFICIENCY,
     DEFAULT_RAM_BANDWIDTH_GBS,
+    FIT_TARGET_GIB,
     HOST_RESERVED_GIB,
     OFFLOAD_MIN_BATCH,
     cards_of,
     compute_s,
     compute_scale,
     moe_layer_indices,
+    placement_candidates,
     split_layers,
     ttft_guess,
 )
@@ -51,7 +53,8 @@ def needs_parts(build: BuildSpec, workload: Workload, base: Estimate) -> bool:
     if build.nodes != 1 or workload.mode != "inference":
         return False
     mixed = build.is_mixed
-    if not mixed and (base.fits or not _offload_allowed(build, workload)):
+    forced = workload.gpu_layers is not None or workload.cpu_moe_layers is not None
+    if not mixed and ((base.fits and not forced) or not _offload_allowed(build, workload)):
         return False
     # Unified memory: there is no separate VRAM to offload from.
     return all(g.accelerator.memory_kind != "unified" for g in build.accelerator_groups)
@@ -86,6 +89,9 @@ def with_parts(
     head = p.head_bytes
     embed = p.embed_bytes
 
+    allowed = _offload_allowed(build, workload) and p.runtime.split == "layers"
+    candidates, head_cpu = placement_candidates(workload, layers, len(moe_every), allowed)
+
     def gpu_sizes(expert_cpu: int, cpu_layers: int) -> list[float]:
         out = []
         cpu_moe = sorted(moe_every)[:expert_cpu]
@@ -94,19 +100,17 @@ def with_parts(
             if index in moe_every and index not in cpu_moe:
                 size += experts_layer
             out.append(size)
-        if out:
+        if out and not head_cpu:
             out[-1] += head + embed  # output layer with the last layer (llama.cpp puts it last)
         return out
 
-    allowed = _offload_allowed(build, workload) and p.runtime.split == "layers"
     choice: tuple[int, int, list[int]] | None = None
-    candidates = [(0, 0)]
-    if allowed:
-        candidates += [(n, 0) for n in range(1, len(moe_every) + 1)]
-        candidates += [(len(moe_every), c) for c in range(1, layers + 1)]
+    forced = workload.gpu_layers is not None or workload.cpu_moe_layers is not None
     for expert_cpu, cpu_layers in candidates:
         sizes = gpu_sizes(expert_cpu, cpu_layers)
-        split = split_layers(sizes, caps) if sizes else [0] * len(cards)
+        offloads = expert_cpu > 0 or cpu_layers > 0
+        margin = FIT_TARGET_GIB * GIB if offloads and not forced else 0.0
+        split = split_layers(sizes, [c - margin for c in caps]) if sizes else [0] * len(cards)
         if split is not None:
             choice = (expert_cpu, cpu_layers, split)
             break
@@ -122,6 +126,7 @@ def with_parts(
     ram_bytes += sum(
         experts_layer for i in range(cpu_layers) if i in moe_every and i not in cpu_moe
     )
+    ram_bytes += (head + embed) if head_cpu else 0.0
     if ram_bytes > 0 and (ram_usable is None or ram_bytes > ram_usable):
         return parts_no_fit(base, build, p, caps, layers, allowed, ram_bytes=ram_bytes)
 
@@ -140,12 +145,12 @@ def with_parts(
             read += nonexpert_layer + kv_layer
             if layer in moe_every and layer not in cpu_moe:
                 read += active_expert_bytes
-        if index + count == layers:
+        if index + count == layers and not head_cpu:
             read += head
         reads.append(read)
         index += count
     base_t = base.throughput
-    if base_t is not None and sum(reads) > 0:
+    if base_t is not None and sum(reads) > 0 and ram_bytes == 0:
         # Everything on the cards: the bytes the engine's own decode model reads (KV window
         # caps, embeddings ...), shared out over the cards as this split holds them.
         base_bytes = base_t.decode_memory_s * cards[0][0].memory_bandwidth_gbs * GB * eff
@@ -167,6 +172,7 @@ def with_parts(
         nonexpert_layer + kv_layer + (active_expert_bytes if i in moe_every else 0.0)
         for i in range(cpu_layers)
     ) - sum(active_expert_bytes for i in range(cpu_layers) if i in cpu_moe)
+    ram_read += head if head_cpu else 0.0
     stated_bw = host.ram_bandwidth_gbs if host and host.ram_bandwidth_gbs else None
     ram_bw = stated_bw or DEFAULT_RAM_BANDWIDTH_GBS
     decode_ram = ram_read / (ram_bw * GB * CPU_BANDWIDTH_EFFICIENCY) if ram_read else 0.0

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from .prepared import Prepared
 from .results import Throughput
-from .runtime import LINK_DEFAULT_GBS
-from .specs import AcceleratorSpec, BuildSpec, ModelSpec, Workload
+from .specs import PCIE_GBS_PER_LANE, AcceleratorSpec, BuildSpec, ModelSpec, Workload
 
 # Achieved share of peak DRAM bandwidth when the CPU runs the offloaded matmuls (llama.cpp CPU
 # backend, memory-bound decode). An estimate, checked against the offload rows of the
@@ -14,14 +13,21 @@ CPU_BANDWIDTH_EFFICIENCY = 0.55
 # RAM the OS and the runtime keep for themselves (page cache of other files, process, KV of
 # CPU layers is counted separately). An estimate.
 HOST_RESERVED_GIB = 4.0
+# llama.cpp's automatic placement (`--fit`, on by default since PR #16653) leaves this much of
+# each card free when it has to offload (`--fit-target`, "target margin per device", default
+# 1024 MiB, common/arg.cpp). A placement given by hand (-ngl / --n-cpu-moe) has no margin.
+FIT_TARGET_GIB = 1.0
 # llama.cpp ggml-cuda offloads an operation on host-resident weights to the GPU from this
 # batch size on (ggml_backend_cuda_device_offload_op, min_batch_size = 32).
 OFFLOAD_MIN_BATCH = 32
 # Host RAM bandwidth when only the RAM size is stated: dual-channel DDR4-3200 (2 x 3200 MT/s x
 # 8 B), the slowest common desktop platform, so an unstated host is not flattered.
 DEFAULT_RAM_BANDWIDTH_GBS = 51.2
-# Card-to-host link when the slot is not stated: PCIe 4.0 x16 achieved (runtime.py).
-DEFAULT_PCIE_GBS = LINK_DEFAULT_GBS["pcie"]
+# Card-to-host link when the slot is not stated: PCIe 4.0 x16 at its line rate after coding
+# (16 x 1.969 GB/s), the same kind of figure a stated slot gives (AcceleratorGroup.pcie_gbs), so
+# both are derated once by LINK_EFFICIENCY in parts.py. LINK_DEFAULT_GBS["pcie"] (25 GB/s) is an
+# already-achieved figure; derating it again counted the link's losses twice.
+DEFAULT_PCIE_GBS = PCIE_GBS_PER_LANE[4] * 16
 
 
 def cards_of(build: BuildSpec) -> list[tuple[AcceleratorSpec, float]]:
@@ -56,6 +62,25 @@ def split_layers(sizes: list[float], caps: list[float]) -> list[int] | None:
             return None
         begin += count
     return counts
+
+
+def placement_candidates(
+    workload: Workload, layers: int, moe_layers: int, allowed: bool
+) -> tuple[list[tuple[int, int]], bool]:
+    """(MoE layers with experts in RAM, whole layers on the CPU) to try in order, and whether
+    the output layer stays on the CPU. A placement given by hand is the only candidate; llama.cpp
+    puts the output layer on the GPU only when -ngl exceeds the layer count (llama-model.cpp,
+    `act_gpu_layers = min(n_gpu_layers, n_layer + 1)`)."""
+    if not allowed:
+        return [(0, 0)], False
+    gpu, cpu_moe = workload.gpu_layers, workload.cpu_moe_layers
+    if gpu is not None or cpu_moe is not None:
+        cpu_layers = layers - min(max(gpu, 0), layers) if gpu is not None else 0
+        expert_cpu = min(max(cpu_moe or 0, 0), moe_layers)
+        return [(expert_cpu, cpu_layers)], gpu is not None and gpu <= layers
+    candidates = [(n, 0) for n in range(moe_layers + 1)]
+    candidates += [(moe_layers, c) for c in range(1, layers + 1)]
+    return candidates, False
 
 
 def moe_layer_indices(model: ModelSpec) -> list[int]:

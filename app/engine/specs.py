@@ -226,6 +226,11 @@ class Workload:
     # "auto": weights that do not fit in VRAM may stay in host RAM where the runtime allows
     # (llama.cpp -ngl / --n-cpu-moe); "none": they may not.
     offload: str = "auto"
+    # A placement given by hand instead of the engine's choice (llama.cpp `-ngl N`: the last N
+    # layers on the GPU; `--n-cpu-moe N`: the routed experts of N MoE layers in RAM), as in a
+    # published run; None = the fewest offloaded layers that fit (parts.py).
+    gpu_layers: int | None = None
+    cpu_moe_layers: int | None = None
     # Hashed once: the engine keys its memo of per-call quantities by the workload.
     _hash: int = field(init=False, compare=False, repr=False)
 

@@ -130,6 +130,41 @@ def test_dense_model_offloads_whole_layers_with_ngl():
     assert 0 < gpu < 80 and f"-ngl {gpu}" in result.plan.launch_command
 
 
+def test_automatic_offload_leaves_llama_cpp_fit_margin_on_the_card():
+    result = estimate(ONE_4090, GPT_OSS, MXFP4_LLAMA_CPP)
+    assert result.placement is not None
+    card = result.placement.cards[0]
+    # llama.cpp --fit leaves --fit-target (1024 MiB = 1.074 GB) free on each card it offloads from.
+    assert card.memory_usable_gb - card.memory_needed_gb >= 1.0737
+
+
+def test_a_published_n_cpu_moe_is_used_as_given():
+    auto = estimate(ONE_4090, GPT_OSS, MXFP4_LLAMA_CPP)
+    given = estimate(ONE_4090, GPT_OSS, replace(MXFP4_LLAMA_CPP, cpu_moe_layers=36))
+    assert auto.placement is not None and given.placement is not None
+    assert auto.placement.expert_layers_in_ram < 36 == given.placement.expert_layers_in_ram
+    assert "--n-cpu-moe 36" in given.plan.launch_command
+    assert auto.throughput is not None and given.throughput is not None
+    # More experts read from RAM each token: slower than the engine's own (fewest) choice.
+    assert given.throughput.decode_tokens_per_s < auto.throughput.decode_tokens_per_s
+
+
+def test_published_ngl_up_to_the_layer_count_leaves_the_output_layer_in_ram():
+    model = replace(LLAMA_70B, num_hidden_layers=8, name="Llama 3 shape, 8 layers")
+    all_layers = estimate(ONE_4090, model, replace(Q4, runtime="llama.cpp", gpu_layers=8))
+    plus_output = estimate(ONE_4090, model, replace(Q4, runtime="llama.cpp", gpu_layers=9))
+    assert all_layers.placement is not None and plus_output.placement is not None
+    # llama.cpp: -ngl N <= n_layer keeps the output layer (vocab x hidden) on the CPU.
+    assert all_layers.placement.ram_needed_gb > 0.3
+    assert all_layers.placement.decode_ram_s > 0
+    assert plus_output.placement.ram_needed_gb == 0
+
+
+def test_a_published_placement_that_overflows_the_card_does_not_fit():
+    result = estimate(ONE_4090, GPT_OSS, replace(MXFP4_LLAMA_CPP, cpu_moe_layers=0))
+    assert not result.fits
+
+
 def test_offload_none_keeps_the_no():
     result = estimate(ONE_4090, GPT_OSS, replace(MXFP4_LLAMA_CPP, offload="none"))
     assert not result.fits and result.placement is None

@@ -191,8 +191,29 @@ def test_catalog_measurements_become_cases_or_say_why_not(session: Session) -> N
     assert "t-decode" in {c.slug for c in cases.cases}
     # Mixed cards are evaluated since issue 14, in their own report group.
     by_slug = {c.slug: c for c in cases.cases}
-    assert by_slug["t-mixed"].group.device_class == "mixed cards / CPU offload"
+    assert by_slug["t-mixed"].group.device_class == "mixed cards"
     assert by_slug["t-mixed"].build.is_mixed
+
+
+def test_offload_rows_carry_their_published_placement_and_group(session: Session) -> None:
+    host = {"cpu": "Core i9-10900X", "ram_gb": 62, "ram_bandwidth_gbs": 93.9}
+    offloaded = measurement(
+        "t-ncmoe",
+        hardware={"accelerator": "rtx-4090", "count": 1, "host": host},
+        offload={"ngl": 99, "n_cpu_moe": 20},
+    )
+    by_ot = measurement(
+        "t-ot",
+        hardware={"accelerator": "rtx-4090", "count": 1, "host": host},
+        offload={"ngl": 37, "ot_expert_layers_on_cpu": 31, "ot": "blk.5-35 exps=CPU"},
+    )
+    assert import_document(session, {"measurements": [offloaded, by_ot]}, actor="t").ok
+    by_slug = {c.slug: c for c in measurement_cases(snapshot(session)).cases}
+    work = by_slug["t-ncmoe"].workload
+    assert (work.gpu_layers, work.cpu_moe_layers) == (99, 20)
+    by_rule = by_slug["t-ot"].workload
+    assert (by_rule.gpu_layers, by_rule.cpu_moe_layers) == (37, 31)
+    assert by_slug["t-ncmoe"].group.device_class == "CPU offload"
 
 
 def test_llama_cpp_row_split_speeds_are_skipped_and_its_fit_facts_kept(session: Session) -> None:

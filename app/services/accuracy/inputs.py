@@ -18,7 +18,16 @@ from app.services.engine_runs import inline_build_spec, workload_spec
 from app.services.measurements import MeasurementRow, measurement_rows
 from app.services.model_profiles import model_profile_rows
 
-from .groups import FIT_METRIC, PARTS_CLASS, SERVING_METRICS, Case, Cases, Group, Skipped
+from .groups import (
+    FIT_METRIC,
+    MIXED_CLASS,
+    OFFLOAD_CLASS,
+    SERVING_METRICS,
+    Case,
+    Cases,
+    Group,
+    Skipped,
+)
 from .predictors import estimate_for
 
 # Names sources use for one of the engine's formats (llama.cpp writes f16; AWQ and GPTQ
@@ -57,7 +66,7 @@ def _hardware(snap: Snapshot, record: MeasurementIn) -> tuple[BuildSpec, str]:
             )
         except ValidationError as exc:
             raise _Skip(f"hardware cannot be evaluated: {exc.errors()[0]['msg']}") from None
-        return inline_build_spec(snap, mixed), PARTS_CLASS
+        return inline_build_spec(snap, mixed), OFFLOAD_CLASS if record.offload else MIXED_CLASS
     if record.offload and (host is None or host.ram_gb is None):
         raise _Skip("CPU offload run without the host's RAM size published")
     accelerators = accelerator_rows(snap)
@@ -121,7 +130,7 @@ def _hardware(snap: Snapshot, record: MeasurementIn) -> tuple[BuildSpec, str]:
         vendor, memory_type = memory_system
         accelerator_out = replace(spec_out.accelerator, vendor=vendor, memory_type=memory_type)
         spec_out = replace(spec_out, accelerator=accelerator_out)
-    return spec_out, PARTS_CLASS if record.offload else kind
+    return spec_out, OFFLOAD_CLASS if record.offload else kind
 
 
 def _workload(record: MeasurementIn) -> Workload:
@@ -153,7 +162,7 @@ def _workload(record: MeasurementIn) -> Workload:
         # Decode is quoted at the mean context over the generated tokens.
         context = depth + prompt + output // 2
     batch = record.batch or record.concurrency or 1
-    return workload_spec(
+    work = workload_spec(
         WorkloadIn(
             precision=precision,
             context_tokens=max(1, context),
@@ -163,6 +172,21 @@ def _workload(record: MeasurementIn) -> Workload:
             tensor_parallel=tensor_parallel,
             pipeline_parallel=record.pipeline_parallel,
         )
+    )
+    return _published_placement(work, record.offload)
+
+
+def _published_placement(work: Workload, offload: dict[str, int | str] | None) -> Workload:
+    """The run's own -ngl / --n-cpu-moe (an -ot rule is transcribed as the number of MoE layers
+    whose experts it sends to the CPU), so the engine is asked about the placement measured."""
+    if not offload:
+        return work
+    gpu = offload.get("ngl")
+    cpu_moe = offload.get("n_cpu_moe", offload.get("ot_expert_layers_on_cpu"))
+    return replace(
+        work,
+        gpu_layers=gpu if isinstance(gpu, int) else None,
+        cpu_moe_layers=cpu_moe if isinstance(cpu_moe, int) else None,
     )
 
 
