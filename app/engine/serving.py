@@ -28,6 +28,7 @@ from .serving_inputs import (
 )
 from .serving_point import Context, Estimator, estimate_at, serving_point
 from .serving_results import ServingCurve, ServingPoint, SloPoint
+from .serving_slots import max_slots, slots_findings
 from .serving_words import serving_assumptions, serving_findings
 from .slo import better, meets, mmc_wait_s, pick, size
 from .specs import BuildSpec, CostAssumptions, ModelSpec, Workload
@@ -165,16 +166,17 @@ def serving_curve(
     resolved_speculation(serving.speculative, model)  # refuse bad speculation before any estimate
     candidates = _plan_candidates(build, model, workload, serving, costs,
                                   search=search_plans and slo.is_set)
-    best: tuple[Estimate, tuple[ServingPoint, ...], SloPoint | None, list[int]] | None = None
+    Drawn = tuple[Estimate, Context, tuple[ServingPoint, ...], SloPoint | None, list[int]]
+    best: Drawn | None = None
     for candidate in candidates:
         first = candidate[0]
         if not first.fits:
             break
         ctx = _context(build, model, workload, serving, costs, candidate)
-        points, slower = _curve_points(ctx, first.max_batch_that_fits or 0)
+        points, slower = _curve_points(ctx, max_slots(ctx, first))
         at = pick(points, slo, build.accelerator_count) if slo.is_set else None
-        if best is None or (at is not None and better(at, best[2])):
-            best = (first, points, at, slower)
+        if best is None or (at is not None and better(at, best[3])):
+            best = (first, ctx, points, at, slower)
     if best is None:
         first = candidates[0][0]
         return ServingCurve(
@@ -182,10 +184,11 @@ def serving_curve(
             usd_per_hour=first.cost.usd_per_hour,
             findings=first.findings, assumptions=serving_assumptions(serving, model, first),
         )
-    first, points, at, slower = best
+    first, ctx, points, at, slower = best
     findings = list(first.findings)
     findings.extend(serving_findings(serving, slo, points, at, slower, model, first,
                                       len(candidates)))
+    findings.extend(slots_findings(ctx, first, points[-1].concurrency if points else 0))
     return ServingCurve(
         fits=True,
         curve=points,
@@ -223,7 +226,7 @@ def best_at_slo(
         if not first.fits:
             break
         ctx = _context(build, model, workload, serving, costs, candidate)
-        sized = _bisect_operating_point(ctx, first.max_batch_that_fits or 0, slo,
+        sized = _bisect_operating_point(ctx, max_slots(ctx, first), slo,
                                         build.accelerator_count)
         if sized is not None and (best is None or better(sized, best[1])):
             best = (first.plan, sized)
