@@ -28,7 +28,7 @@ from .serving_inputs import (
 )
 from .serving_point import Context, Estimator, estimate_at, serving_point
 from .serving_results import ServingCurve, ServingPoint, SloPoint
-from .serving_slots import max_slots, slots_findings
+from .serving_slots import estimator_for, max_slots, slots_findings
 from .serving_words import serving_assumptions, serving_findings
 from .slo import better, meets, mmc_wait_s, pick, size
 from .specs import BuildSpec, CostAssumptions, ModelSpec, Workload
@@ -76,7 +76,7 @@ def _context(build: BuildSpec, model: ModelSpec, workload: Workload, serving: Se
         input_tokens=serving.input_tokens, output_tokens=serving.output_tokens,
         chunk_tokens=RUNTIMES[plan.runtime].prefill_chunk_tokens,
         acceptance=acceptance, draft_tokens=k, kind=spec.kind, draft_model=spec.draft_model,
-        estimator=candidate[1],
+        estimator=estimator_for(candidate[0]) if candidate[1] is estimate else candidate[1],
     )
 
 

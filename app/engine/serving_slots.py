@@ -8,9 +8,11 @@ SLOs", states the bounds and why.
 
 from __future__ import annotations
 
+from .estimate import estimate
 from .parts_split import OFFLOAD_MIN_BATCH
 from .results import Estimate, Finding
-from .serving_point import Context, estimate_at
+from .serving_point import Context, Estimator, estimate_at
+from .specs import BuildSpec, CostAssumptions, ModelSpec, Workload
 
 # From this many slots on, llama.cpp's CUDA backend copies host-resident weights to the GPU for
 # each batch (ggml_backend_cuda_device_offload_op, min_batch_size 32) instead of letting the CPU
@@ -18,6 +20,30 @@ from .serving_point import Context, estimate_at
 OFFLOAD_MAX_SLOTS = OFFLOAD_MIN_BATCH - 1
 # Mixed cards with every weight on the cards: a bound on the probing only.
 PARTS_MAX_SLOTS = 256
+
+
+class RememberingEstimator:
+    """engine.estimate remembered for one curve: probing for the most slots visits the grid's
+    own batches (2, 4, 8, 16 ...), and a re-placed estimate of parts is dear."""
+
+    __slots__ = ("_seen",)
+
+    def __init__(self) -> None:
+        self._seen: dict[tuple[BuildSpec, ModelSpec, Workload, CostAssumptions], Estimate] = {}
+
+    def __call__(self, build: BuildSpec, model: ModelSpec, workload: Workload,
+                 costs: CostAssumptions) -> Estimate:
+        """The estimate, computed once per input."""
+        key = (build, model, workload, costs)
+        hit = self._seen.get(key)
+        if hit is None:
+            hit = self._seen[key] = estimate(build, model, workload, costs)
+        return hit
+
+
+def estimator_for(first: Estimate) -> Estimator:
+    """The estimator a curve of this plan uses: remembered for builds of parts."""
+    return RememberingEstimator() if first.placement is not None else estimate
 
 
 def _offloaded(first: Estimate) -> bool:
