@@ -10,6 +10,7 @@ from app.engine import (
     AcceleratorSpec,
     BuildSpec,
     CostAssumptions,
+    InterNodeLink,
     IntraNodeLink,
     ModelSpec,
     Workload,
@@ -19,7 +20,7 @@ from app.engine import (
 from app.engine.expert_parallel import ExpertParallel, all_to_all_s, ep_sizes
 from app.engine.serving import ServiceLevel, ServingWorkload, best_at_slo, serving_curve
 
-from .shapes import CLUSTER, DEEPSEEK_V3, H200, LLAMA_70B, MIXTRAL, QWEN3_235B
+from .shapes import CLUSTER, DEEPSEEK_V3, H100, H200, LLAMA_70B, MIXTRAL, QWEN3_235B
 
 DGX_H200 = BuildSpec(
     "DGX H200", H200, 1, 8, IntraNodeLink("nvswitch", 450), power_w=10_200, price_usd=400_000
@@ -132,3 +133,15 @@ def test_expert_weights_per_gpu_shrink_with_the_group() -> None:
     }
     # Routed experts: 58 layers x 256 x 3 x 7168 x 2048 x 1 byte = 653.8 GB; /8 - /16 = 40.9 GB.
     assert per_gpu[8] - per_gpu[16] == pytest.approx(40.86, abs=0.05)
+
+
+def test_expert_parallel_spans_nodes_when_one_node_cannot_hold_the_experts() -> None:
+    # DeepSeek-V3 FP8 on 2x 8 H100 80 GB: 654 GB of routed experts / 8 GPUs = 82 GB cannot sit
+    # beside the replicated attention on one 80 GB card; / 16 = 41 GB can.
+    two_nodes = BuildSpec("2x DGX H100", H100, 2, 8, IntraNodeLink("nvswitch", 450),
+                          InterNodeLink("infiniband", 3200))
+    assert ep_sizes(two_nodes, DEEPSEEK, "vllm") == (8, 16)
+    curve = serving_curve(two_nodes, DEEPSEEK, FP8, CHAT, HIGH_LOAD)
+    assert curve.plan.expert_parallel == 16
+    assert curve.plan.nodes_used == 2 and "spread over 2 nodes" in curve.plan.description
+    assert "--data-parallel-size 16 --enable-expert-parallel" in curve.plan.launch_command
