@@ -38,19 +38,24 @@ def ep_sizes(build: BuildSpec, model: ModelSpec, runtime: str) -> tuple[int, ...
     """Expert-parallel group sizes worth a curve: one scale-up domain, and the whole build.
 
     Only for MoE models on runtimes that have EP; the routed experts must divide evenly over
-    the group (each GPU holds E / N of them, as DeepEP and the runtimes' EP layers assume).
+    the group (each GPU holds E / N of them, as DeepEP's buffers assume).
     """
     if runtime not in EP_RUNTIMES or not model.is_moe or model.n_routed_experts < 2:
         return ()
     domain = max(build.pooled_domain_accelerators, 1)
     if domain == 1:
         domain = build.accelerators_per_node  # PCIe boxes still run EP inside the node
-    sizes = [domain]
-    if build.accelerator_count > domain:
-        sizes.append(build.accelerator_count)
-    return tuple(
-        n for n in sizes if 2 <= n <= model.n_routed_experts and model.n_routed_experts % n == 0
-    )
+    experts = model.n_routed_experts
+    sizes = []
+    for span in (domain, build.accelerator_count):
+        # The largest group within the span that the experts divide (an NVL72 domain runs
+        # DeepSeek-V3's 256 experts as EP 64); the rest of the span holds further groups.
+        n = min(span, experts)
+        while n >= 2 and experts % n:
+            n -= 1
+        if n >= 2 and n not in sizes:
+            sizes.append(n)
+    return tuple(sizes)
 
 
 def all_to_all_s(build: BuildSpec, model: ModelSpec, ep: int, tokens: float,
@@ -112,7 +117,18 @@ class ExpertParallel:
         fits = need.total <= p.usable_per_accel
         plan = self._plan(build, model, wl, p, groups)
         max_batch = max_batch_that_fits(sharded, model, 1, 1, ranks, need)
-        memory = replace(self.base.memory, per_accelerator_gb=need.total / GB)
+        # One replica is the whole group here: every component summed over its ranks.
+        memory = replace(
+            self.base.memory,
+            total_gb=need.total * ranks / GB,
+            per_accelerator_gb=need.total / GB,
+            weights_gb=need.weights * ranks / GB,
+            kv_cache_gb=need.kv * ranks / GB,
+            activations_gb=need.activations * ranks / GB,
+            overhead_gb=need.overhead * ranks / GB,
+            spare_gb=(p.usable_per_accel - need.total) * ranks / GB
+            + p.usable_per_accel * (build.accelerator_count - ranks) / GB,
+        )
         findings = tuple(
             f for f in self.base.findings if not any(w in f.message for w in _TP_PLAN_WORDS)
         ) + (Finding("info", ep_words(model, self.ep)),)

@@ -145,3 +145,9 @@ def test_expert_parallel_spans_nodes_when_one_node_cannot_hold_the_experts() -> 
     assert curve.plan.expert_parallel == 16
     assert curve.plan.nodes_used == 2 and "spread over 2 nodes" in curve.plan.description
     assert "--data-parallel-size 16 --enable-expert-parallel" in curve.plan.launch_command
+
+
+def test_an_nvl72_domain_takes_the_largest_group_the_experts_divide() -> None:
+    nvl72 = BuildSpec("GB200 NVL72", H200, 18, 4, IntraNodeLink("nvlink", 900),
+                      InterNodeLink("infiniband", 400), scale_up_domain_accelerators=72)
+    assert ep_sizes(nvl72, DEEPSEEK, "sglang") == (64,)  # 256 experts: 64 divides, 72 does not
