@@ -237,5 +237,6 @@ def ep_launch_command(build: BuildSpec, model: ModelSpec, wl: Workload, p: Prepa
     if runtime == "sglang":
         # SGLang: --tp N --dp N --enable-dp-attention (attention DP inside the TP group).
         return command.replace(f"--ep {ep}", f"--ep {ep} --enable-dp-attention", 1)
-    # TensorRT-LLM: attention DP is a config option (extra LLM API options file).
-    return command + " --extra_llm_api_options ep.yaml  # ep.yaml: enable_attention_dp: true"
+    # TensorRT-LLM: attention DP is an LLM API option in the YAML file passed by --config
+    # (--extra_llm_api_options in older releases), as NVIDIA's DeepSeek-R1 serving example.
+    return command + " --config ep.yml  # ep.yml: enable_attention_dp: true"

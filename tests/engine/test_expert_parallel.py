@@ -63,13 +63,15 @@ def test_the_launch_command_runs_expert_parallel_in_each_runtimes_form() -> None
     commands = {
         rt: serving_curve(DGX_H200, DEEPSEEK, replace(FP8, runtime=rt), CHAT, HIGH_LOAD)
         .plan.launch_command
-        for rt in ("vllm", "sglang")
+        for rt in ("vllm", "sglang", "trt-llm")
     }
     assert (
         "--tensor-parallel-size 1 --data-parallel-size 8 --enable-expert-parallel"
         in commands["vllm"]
     )
     assert "--tp 8 --dp 8 --ep 8 --enable-dp-attention" in commands["sglang"]
+    assert "--tp_size 8 --pp_size 1 --ep_size 8" in commands["trt-llm"]
+    assert "enable_attention_dp: true" in commands["trt-llm"]
 
 
 def test_data_parallel_attention_holds_many_more_requests_than_tp8_for_mla() -> None:
