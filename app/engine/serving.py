@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .estimate import estimate
+from .expert_parallel import ExpertParallel, ep_sizes
 from .results import Estimate, ParallelPlan
 from .runtime import RUNTIMES
 from .serving_inputs import (
@@ -25,8 +26,9 @@ from .serving_inputs import (
     serving_base_workload,
     validate_serving,
 )
-from .serving_point import Context, estimate_at, serving_point
+from .serving_point import Context, Estimator, estimate_at, serving_point
 from .serving_results import ServingCurve, ServingPoint, SloPoint
+from .serving_slots import estimator_for, max_slots, slots_findings
 from .serving_words import serving_assumptions, serving_findings
 from .slo import better, meets, mmc_wait_s, pick, size
 from .specs import BuildSpec, CostAssumptions, ModelSpec, Workload
@@ -54,33 +56,42 @@ __all__ = [
 _DEFAULT_COSTS = CostAssumptions()
 
 
+# A plan to draw a curve for: its batch-1 estimate and the estimator of its points.
+Candidate = tuple[Estimate, Estimator]
+
+
 def _context(build: BuildSpec, model: ModelSpec, workload: Workload, serving: ServingWorkload,
-             costs: CostAssumptions, plan: ParallelPlan) -> Context:
+             costs: CostAssumptions, candidate: Candidate) -> Context:
     spec = serving.speculative
     acceptance, k = resolved_speculation(spec, model)
+    plan = candidate[0].plan
     # The plan names the runtime the engine resolved (workload.runtime may be None = automatic):
     # every point of the curve runs on that one.
-    base = replace(serving_base_workload(workload, serving), runtime=plan.runtime,
-                   tensor_parallel=plan.tensor_parallel, pipeline_parallel=plan.pipeline_parallel)
+    base = replace(serving_base_workload(workload, serving), runtime=plan.runtime)
+    if candidate[1] is estimate:
+        base = replace(base, tensor_parallel=plan.tensor_parallel,
+                       pipeline_parallel=plan.pipeline_parallel)
     return Context(
         build=build, model=model, base=base, costs=costs,
         input_tokens=serving.input_tokens, output_tokens=serving.output_tokens,
         chunk_tokens=RUNTIMES[plan.runtime].prefill_chunk_tokens,
         acceptance=acceptance, draft_tokens=k, kind=spec.kind, draft_model=spec.draft_model,
+        estimator=estimator_for(candidate[0]) if candidate[1] is estimate else candidate[1],
     )
 
 
 def _plan_candidates(build: BuildSpec, model: ModelSpec, workload: Workload,
                      serving: ServingWorkload, costs: CostAssumptions, *, search: bool
-                     ) -> list[Estimate]:
-    """Batch-1 estimates of the plans a serving deployment could use, the engine's own first.
+                     ) -> list[Candidate]:
+    """The plans a serving deployment could use, the engine's own first.
 
     The engine's automatic inference plan spans the pooled domain with one tensor-parallel
-    group; serving may prefer more replicas of smaller groups. Pinned plans (tensor_parallel or
-    pipeline_parallel in the workload) are kept as given.
+    group; serving may prefer more replicas of smaller groups, or, for a mixture-of-experts
+    model on a runtime that has it, expert parallel over data-parallel attention. Pinned plans
+    (tensor_parallel or pipeline_parallel in the workload) are kept as given.
     """
     first = estimate(build, model, serving_base_workload(workload, serving), costs)
-    out = [first]
+    out: list[Candidate] = [(first, estimate)]
     if not search or workload.tensor_parallel or workload.pipeline_parallel or not first.fits:
         return out
     tp = first.plan.tensor_parallel // 2
@@ -91,8 +102,15 @@ def _plan_candidates(build: BuildSpec, model: ModelSpec, workload: Workload,
             est = estimate(build, model, wl, costs)
             if not est.fits:
                 break
-            out.append(est)
+            out.append((est, estimate))
         tp //= 2
+    if first.placement is None:  # mixed cards and host-RAM offload have no EP
+        base = replace(serving_base_workload(workload, serving), runtime=first.plan.runtime)
+        for ep in ep_sizes(build, model, first.plan.runtime):
+            plan = ExpertParallel(ep, first)
+            est = plan(build, model, base, costs)
+            if est.fits:
+                out.append((est, plan))
     return out
 
 
@@ -148,26 +166,29 @@ def serving_curve(
     resolved_speculation(serving.speculative, model)  # refuse bad speculation before any estimate
     candidates = _plan_candidates(build, model, workload, serving, costs,
                                   search=search_plans and slo.is_set)
-    best: tuple[Estimate, tuple[ServingPoint, ...], SloPoint | None, list[int]] | None = None
-    for first in candidates:
+    Drawn = tuple[Estimate, Context, tuple[ServingPoint, ...], SloPoint | None, list[int]]
+    best: Drawn | None = None
+    for candidate in candidates:
+        first = candidate[0]
         if not first.fits:
             break
-        ctx = _context(build, model, workload, serving, costs, first.plan)
-        points, slower = _curve_points(ctx, first.max_batch_that_fits or 0)
+        ctx = _context(build, model, workload, serving, costs, candidate)
+        points, slower = _curve_points(ctx, max_slots(ctx, first))
         at = pick(points, slo, build.accelerator_count) if slo.is_set else None
-        if best is None or (at is not None and better(at, best[2])):
-            best = (first, points, at, slower)
+        if best is None or (at is not None and better(at, best[3])):
+            best = (first, ctx, points, at, slower)
     if best is None:
-        first = candidates[0]
+        first = candidates[0][0]
         return ServingCurve(
             fits=False, curve=(), at_slo=None, plan=first.plan, max_concurrency=0,
             usd_per_hour=first.cost.usd_per_hour,
             findings=first.findings, assumptions=serving_assumptions(serving, model, first),
         )
-    first, points, at, slower = best
+    first, ctx, points, at, slower = best
     findings = list(first.findings)
     findings.extend(serving_findings(serving, slo, points, at, slower, model, first,
                                       len(candidates)))
+    findings.extend(slots_findings(ctx, first, points[-1].concurrency if points else 0))
     return ServingCurve(
         fits=True,
         curve=points,
@@ -200,11 +221,12 @@ def best_at_slo(
     """
     validate_serving(serving, slo, workload)
     best: tuple[ParallelPlan, SloPoint] | None = None
-    for first in _plan_candidates(build, model, workload, serving, costs, search=slo.is_set):
+    for candidate in _plan_candidates(build, model, workload, serving, costs, search=slo.is_set):
+        first = candidate[0]
         if not first.fits:
             break
-        ctx = _context(build, model, workload, serving, costs, first.plan)
-        sized = _bisect_operating_point(ctx, first.max_batch_that_fits or 0, slo,
+        ctx = _context(build, model, workload, serving, costs, candidate)
+        sized = _bisect_operating_point(ctx, max_slots(ctx, first), slo,
                                         build.accelerator_count)
         if sized is not None and (best is None or better(sized, best[1])):
             best = (first.plan, sized)

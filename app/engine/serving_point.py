@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from .errors import EngineInputError
@@ -23,6 +24,10 @@ def _step_with_prefill(t: Throughput, prefill_s: float) -> float:
     return t.decode_step_s - roof + max(t.decode_memory_s, t.decode_compute_s + prefill_s)
 
 
+# What computes one point: engine.estimate's signature.
+Estimator = Callable[[BuildSpec, ModelSpec, Workload, CostAssumptions], Estimate]
+
+
 @dataclass(frozen=True, slots=True)
 class Context:
     """What every point of one curve shares."""
@@ -38,11 +43,13 @@ class Context:
     draft_tokens: int
     kind: str
     draft_model: ModelSpec | None
+    # The plan's estimator: engine.estimate, or an expert-parallel plan's (expert_parallel.py).
+    estimator: Estimator = estimate
 
 
 def estimate_at(ctx: Context, batch: int) -> Estimate:
     """The engine's estimate of the curve's plan at `batch` concurrent requests."""
-    return estimate(ctx.build, ctx.model, replace(ctx.base, batch=batch), ctx.costs)
+    return ctx.estimator(ctx.build, ctx.model, replace(ctx.base, batch=batch), ctx.costs)
 
 
 def _verify_step(ctx: Context, batch: int, plain: Throughput) -> Throughput:
@@ -55,7 +62,7 @@ def _verify_step(ctx: Context, batch: int, plain: Throughput) -> Throughput:
     context = -(-ctx.base.context_tokens // width)
     wl = replace(ctx.base, batch=batch * width, context_tokens=context,
                  prompt_tokens=min(ctx.base.prompt_tokens, context))
-    est = estimate(ctx.build, ctx.model, wl, ctx.costs)
+    est = ctx.estimator(ctx.build, ctx.model, wl, ctx.costs)
     if est.throughput is not None:
         return est.throughput
     # Out of memory at the widened batch (activations): scale compute by k+1 instead.

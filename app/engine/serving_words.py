@@ -55,8 +55,9 @@ def serving_findings(
     if plans_tried > 1:
         out.append(Finding(
             "info",
-            f"Plan chosen for the SLO among {plans_tried} tensor-parallel group sizes: "
-            f"{first.plan.description}",
+            f"Plan chosen for the SLO among {plans_tried} candidates (tensor-parallel group "
+            "sizes, and expert parallel for mixture-of-experts models where the runtime has "
+            f"it): {first.plan.description}",
         ))
     if at is not None and at.utilization is not None:
         out.append(Finding(

@@ -10,6 +10,7 @@ from app.engine import (
     AcceleratorSpec,
     BuildSpec,
     EngineInputError,
+    HostSpec,
     IntraNodeLink,
     ModelSpec,
     Workload,
@@ -29,7 +30,7 @@ from app.engine.serving import (
     serving_curve,
 )
 
-from .shapes import CLUSTER, DEEPSEEK_V3, DESKTOP, H200, LLAMA_8B, LLAMA_70B
+from .shapes import CLUSTER, DEEPSEEK_V3, DESKTOP, GPT_OSS_120B, H200, LLAMA_8B, LLAMA_70B
 
 DGX_H200 = BuildSpec(
     "DGX H200", H200, 1, 8, IntraNodeLink("nvswitch", 450), power_w=10_200, price_usd=400_000
@@ -293,3 +294,57 @@ def test_the_fast_slo_search_agrees_with_the_curve_across_builds(
     assert found is not None
     assert found[1].point.concurrency == curve.at_slo.point.concurrency
     assert found[1].copies_needed == curve.at_slo.copies_needed
+
+
+# Builds of parts (issue 14) served by llama-server with several slots.
+RTX4090_CARD = AcceleratorSpec(
+    "NVIDIA GeForce RTX 4090", 24, 1008, 165.2, fp8_tflops=330.3, tdp_w=450, price_usd=1599
+)
+# Dual-channel DDR5-5600: 2 x 5600 MT/s x 8 bytes = 89.6 GB/s.
+OFFLOAD_BOX = BuildSpec(
+    "4090 + 128 GB", RTX4090_CARD, host=HostSpec("Ryzen 9 9950X", 16, 128, 89.6),
+    price_usd=3600,
+)
+GPT_OSS = model_spec_from_hf_config(GPT_OSS_120B, name="gpt-oss-120b")
+MXFP4_LLAMA_CPP = Workload(precision="mxfp4", runtime="llama.cpp")
+
+
+def test_an_offloaded_build_gets_a_curve_over_llama_server_slots() -> None:
+    curve = serving_curve(OFFLOAD_BOX, GPT_OSS, MXFP4_LLAMA_CPP, CHAT)
+    assert curve.fits and curve.plan.runtime == "llama.cpp"
+    assert "in RAM" in curve.plan.description
+    concurrency = [p.concurrency for p in curve.curve]
+    assert concurrency[0] == 1 and len(concurrency) > 3
+    # Shared RAM reads: each slot is slower, all slots together serve more.
+    users = [p.tokens_per_s_per_user for p in curve.curve]
+    totals = [p.tokens_per_s_total for p in curve.curve]
+    assert users == sorted(users, reverse=True) and users[-1] < users[0]
+    assert totals == sorted(totals) and totals[-1] > totals[0]
+    assert any("llama-server" in f.message for f in curve.findings)
+
+
+def test_the_offload_curve_stops_below_llama_cpps_gpu_offload_batch() -> None:
+    # From 32 tokens per batch ggml-cuda moves RAM weights over PCIe (not modelled): 31 slots.
+    curve = serving_curve(OFFLOAD_BOX, GPT_OSS, MXFP4_LLAMA_CPP, CHAT)
+    assert curve.max_concurrency == 31
+    assert any(f.severity == "caution" and "31 slots" in f.message for f in curve.findings)
+
+
+def test_an_offloaded_decode_step_adds_the_ram_part_at_the_hosts_bandwidth() -> None:
+    slow_ram = replace(OFFLOAD_BOX, host=HostSpec("slow", 16, 128, 44.8))  # half the bandwidth
+    fast = serving_curve(OFFLOAD_BOX, GPT_OSS, MXFP4_LLAMA_CPP, CHAT).curve[0]
+    slow = serving_curve(slow_ram, GPT_OSS, MXFP4_LLAMA_CPP, CHAT).curve[0]
+    assert fast.bottleneck == "host RAM bandwidth"
+    # The RAM part doubles, the GPU part stays: slower, but by less than 2x.
+    assert fast.itl_ms < slow.itl_ms < 2 * fast.itl_ms
+
+
+def test_an_offloaded_build_meets_an_slo_and_is_sized() -> None:
+    slo = ServiceLevel(tokens_per_s_per_user_min=5, concurrent_users=20)
+    curve = serving_curve(OFFLOAD_BOX, GPT_OSS, MXFP4_LLAMA_CPP, CHAT, slo)
+    found = best_at_slo(OFFLOAD_BOX, GPT_OSS, MXFP4_LLAMA_CPP, CHAT, slo)
+    assert curve.at_slo is not None and found is not None
+    assert curve.at_slo.point.tokens_per_s_per_user >= 5
+    copies = curve.at_slo.copies_needed
+    assert copies == -(-20 // curve.at_slo.point.concurrency)
+    assert found[1].point.concurrency == curve.at_slo.point.concurrency

@@ -92,3 +92,17 @@ def test_the_form_takes_the_calculators_custom_build_and_pasted_config(web: Test
     answer = web.get("/serving.json", params=query).json()
     assert answer["build"]["slug"] is None and answer["build"]["accelerator_count"] == 2
     assert answer["curve"]
+
+
+def test_the_page_names_an_expert_parallel_plan_and_its_launch_command(web: TestClient) -> None:
+    query = {"build": "dgx-h200", "model": "deepseek-v3", "input_tokens": "1024",
+             "output_tokens": "1024", "tokens_per_s_per_user_min": "10",
+             "concurrent_users": "5000", "runtime": "vllm"}
+    answer = web.get("/serving.json", params=query).json()
+    assert answer["plan"]["expert_parallel"] == 8 and answer["plan"]["tensor_parallel"] == 1
+    doc = parse(web.get("/serving", params=query).text)
+    heading = doc.one(id="serving-plan")
+    assert heading.parent is not None
+    assert "expert parallel 8 with data-parallel attention" in heading.parent.text()
+    command = doc.one("pre", class_="launch-command").text()
+    assert "--tensor-parallel-size 1 --data-parallel-size 8 --enable-expert-parallel" in command
