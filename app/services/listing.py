@@ -16,6 +16,7 @@ from sqlalchemy import Select
 from app.caching import Snapshot
 from app.errors import FieldError, NotFound
 from app.pagination import ListResult, page_of
+from app.schemas.listing import ListQuery
 
 R = TypeVar("R")
 RecordT = TypeVar("RecordT")
@@ -41,15 +42,6 @@ class PagedRow(Protocol[T_co]):
 
     @property
     def list_item(self) -> T_co: ...
-
-
-class ListQuery(Protocol):
-    """What the list helpers read of a query model (`BuildQuery`, `AcceleratorQuery`, ...)."""
-
-    page: int
-    per_page: int
-
-    def model_dump_json(self, *, exclude: set[str]) -> str: ...
 
 
 RowT = TypeVar("RowT", bound=ListedRow)
