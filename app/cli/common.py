@@ -1,13 +1,13 @@
 """What the commands share: failing with a message, reading input files, running a service."""
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 
 import typer
 import yaml
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 from sqlalchemy.orm import Session
 
 from app.config import Settings, get_settings
@@ -25,6 +25,24 @@ def echo_field_errors(exc: ValidationError) -> None:
     """Each refused field on stderr as "field.path: reason" (the API's own wording)."""
     for err in field_errors(exc.errors(include_url=False)):
         typer.echo(f"{err.field}: {err.message}", err=True)
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def validated(schema: type[M], values: Mapping[str, Any]) -> M:
+    """The API's own validation of a command's input, so the command refuses what the endpoint
+    refuses: each refused field on stderr, exit 2."""
+    try:
+        return schema.model_validate(values)
+    except ValidationError as exc:
+        echo_field_errors(exc)
+        raise typer.Exit(code=2) from None
+
+
+def echo_json(answer: Any) -> None:
+    """The API's JSON answer, indented."""
+    typer.echo(json.dumps(answer, indent=2, ensure_ascii=False))
 
 
 def read_object(path: Path, what: str) -> dict[str, Any]:
