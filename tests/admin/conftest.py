@@ -1,5 +1,6 @@
 """Admin fixtures: the seeded catalog plus a few records of our own, and a valid token."""
 
+import os
 import shutil
 import uuid
 from collections.abc import Iterator
@@ -7,9 +8,11 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+from sqlalchemy import text
 from sqlalchemy.engine import make_url
 
 from app.db import make_engine, make_sessionmaker
+from app.migrate import upgrade_to_head
 from app.services.catalog import import_document
 from app.services.tokens import create_token
 
@@ -118,6 +121,35 @@ def database_url(database_copies: Any, admin_template: str) -> str:
     name = database_copies.postgres.create(template=make_url(admin_template).database)
     database_copies.created.append(name)
     url: str = database_copies.postgres.url(name)
+    return url
+
+
+@pytest.fixture
+def pg_url(postgres_factory: Any) -> Iterator[str]:
+    """A migrated PostgreSQL database of our own (adm_ prefix) holding the fixture records, for
+    races that need PostgreSQL whatever the suite's backend."""
+    name = f"adm_{os.getpid()}_{uuid.uuid4().hex[:8]}"
+    with postgres_factory.admin.connect() as conn:
+        conn.execute(text(f"CREATE DATABASE {name}"))
+    url = postgres_factory.url(name)
+    try:
+        upgrade_to_head(url)
+        engine = make_engine(url)
+        with make_sessionmaker(engine)() as session:
+            assert import_document(session, FIXTURE_DOCUMENT, actor="fixture").ok
+        engine.dispose()
+        yield url
+    finally:
+        with postgres_factory.admin.connect() as conn:
+            conn.execute(text(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+
+
+def backend_url(backend: str, request: pytest.FixtureRequest) -> str:
+    """The database of a test parametrized over "sqlite" and "postgresql": `pg_url` or the
+    suite's own copy (skipped when the suite itself runs on PostgreSQL)."""
+    url: str = request.getfixturevalue("pg_url" if backend == "postgresql" else "database_url")
+    if backend == "sqlite" and not url.startswith("sqlite"):
+        pytest.skip("the suite's backend is PostgreSQL; the postgresql case covers it")
     return url
 
 
