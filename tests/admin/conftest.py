@@ -1,6 +1,5 @@
 """Admin fixtures: the seeded catalog plus a few records of our own, and a valid token."""
 
-import os
 import shutil
 import uuid
 from collections.abc import Iterator
@@ -8,7 +7,6 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from sqlalchemy import text
 from sqlalchemy.engine import make_url
 
 from app.db import make_engine, make_sessionmaker
@@ -126,12 +124,10 @@ def database_url(database_copies: Any, admin_template: str) -> str:
 
 @pytest.fixture
 def pg_url(postgres_factory: Any) -> Iterator[str]:
-    """A migrated PostgreSQL database of our own (adm_ prefix) holding the fixture records, for
-    races that need PostgreSQL whatever the suite's backend."""
-    name = f"adm_{os.getpid()}_{uuid.uuid4().hex[:8]}"
-    with postgres_factory.admin.connect() as conn:
-        conn.execute(text(f"CREATE DATABASE {name}"))
-    url = postgres_factory.url(name)
+    """A migrated PostgreSQL database of our own holding the fixture records, for races that
+    need PostgreSQL whatever the suite's backend."""
+    name = postgres_factory.create()
+    url: str = postgres_factory.url(name)
     try:
         upgrade_to_head(url)
         engine = make_engine(url)
@@ -140,8 +136,7 @@ def pg_url(postgres_factory: Any) -> Iterator[str]:
         engine.dispose()
         yield url
     finally:
-        with postgres_factory.admin.connect() as conn:
-            conn.execute(text(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+        postgres_factory.drop(name)
 
 
 def backend_url(backend: str, request: pytest.FixtureRequest) -> str:
