@@ -1,7 +1,8 @@
 """What the commands share: failing with a message, reading input files, running a service."""
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
@@ -60,17 +61,25 @@ def read_object(path: Path, what: str) -> dict[str, Any]:
     return data
 
 
+@contextmanager
+def catalog_session(settings: Settings) -> Iterator[Session]:
+    """A session on the configured database; its engine is disposed when the command is done."""
+    engine = make_engine(settings.database_url)
+    try:
+        with make_sessionmaker(engine)() as session:
+            yield session
+    finally:
+        engine.dispose()
+
+
 def engine_answer(run: Callable[[Session, Settings], Any], *, error_code: int = 2) -> Any:
     """Run a service call on the configured catalog; domain errors exit `error_code` naming
     the field."""
     settings = get_settings()
-    engine = make_engine(settings.database_url)
     try:
-        with make_sessionmaker(engine)() as session:
+        with catalog_session(settings) as session:
             return run(session, settings)
     except DomainError as exc:
         for err in exc.errors:
             typer.echo(f"{err.field}: {err.message}", err=True)
         fail(exc.detail, code=error_code)
-    finally:
-        engine.dispose()
