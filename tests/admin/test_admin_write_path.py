@@ -38,6 +38,13 @@ def _exported(session: Session, key: str, slug: str) -> dict[str, Any]:
     return next(r for r in export_document(session)[key] if r["slug"] == slug)
 
 
+def _save_meanwhile(make: Any) -> None:
+    """Another admin saves the build (read at version 1) in a session of its own."""
+    with make() as other:
+        patch_record(other, BUILD, SLUG, {"notes": "saved meanwhile"}, actor="other",
+                     preconditions=Preconditions(if_match=frozenset({"1"})))
+
+
 # A build without its (derived) tier and a model: the shapes whose audit documents differed.
 RECORDS = [
     pytest.param("builds", {**copy.deepcopy(BUILDS[0]), "slug": "adm-same-path"}, id="build"),
@@ -150,9 +157,7 @@ def test_a_put_between_an_imports_read_and_its_commit_is_a_409_naming_the_build(
             if not edited.is_set() and any(getattr(o, "slug", None) == SLUG
                                            for o in flushing.dirty):
                 edited.set()
-                with make() as other:
-                    patch_record(other, BUILD, SLUG, {"notes": "saved meanwhile"}, actor="other",
-                                 preconditions=Preconditions(if_match=frozenset({"1"})))
+                _save_meanwhile(make)
 
         event.listen(importer, "before_flush", edit_meanwhile)
         with pytest.raises(Conflict) as caught:
@@ -219,9 +224,7 @@ def test_the_api_answers_an_import_that_lost_a_race_as_a_409_problem(
     def edit_meanwhile(flushing: Session, *_: Any) -> None:
         if not edited.is_set() and any(getattr(o, "slug", None) == SLUG for o in flushing.dirty):
             edited.set()
-            with make() as other:
-                patch_record(other, BUILD, SLUG, {"notes": "saved meanwhile"}, actor="other",
-                             preconditions=Preconditions(if_match=frozenset({"1"})))
+            _save_meanwhile(make)
 
     event.listen(Session, "before_flush", edit_meanwhile)
     try:
@@ -256,10 +259,7 @@ def test_the_import_page_answers_an_apply_that_lost_a_race_with_the_preview_agai
         if any(getattr(o, "slug", None) == SLUG for o in flushing.dirty):
             build_flushes.append(1)
             if len(build_flushes) == 2:  # the first is the preview's dry run, this the apply
-                with make() as other:
-                    patch_record(other, BUILD, SLUG, {"notes": "saved meanwhile"},
-                                 actor="other",
-                                 preconditions=Preconditions(if_match=frozenset({"1"})))
+                _save_meanwhile(make)
 
     settings = Settings(database_url=database_url, seed_on_start=False)
     with TestClient(create_app(settings)) as browser:

@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 from app.cli import cli
 from app.config import Settings
 from app.main import create_app
+from tests.engine.shapes import LLAMA_8B
 
 runner = CliRunner()
 # A catalog build and model, and a ranking with limits, that several tests run.
@@ -81,19 +82,7 @@ def test_estimate_with_a_build_file_and_a_config(seeded: str, tmp_path: Path) ->
         )
     )
     config = tmp_path / "config.json"
-    config.write_text(
-        json.dumps(
-            {
-                "model_type": "llama",
-                "num_hidden_layers": 32,
-                "hidden_size": 4096,
-                "num_attention_heads": 32,
-                "num_key_value_heads": 8,
-                "intermediate_size": 14336,
-                "vocab_size": 128256,
-            }
-        )
-    )
+    config.write_text(json.dumps(LLAMA_8B))
     result = runner.invoke(
         cli,
         [
