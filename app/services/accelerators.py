@@ -62,29 +62,31 @@ def _row(acc: Accelerator) -> AcceleratorRow:
 
 def accelerator_rows(snap: Snapshot) -> dict[str, AcceleratorRow]:
     """Every accelerator by slug (insertion order = slug order), once per catalog version."""
-    stmt = select(Accelerator).order_by(Accelerator.slug)
-    return rows_by_slug(snap, "accelerator_rows", stmt, _row)
-
-
-def _keep(row: AcceleratorRow, query: AcceleratorQuery) -> bool:
-    item = row.item
-    vendor = query.vendor.strip().casefold() if query.vendor else None
-    return (
-        (vendor is None or item["vendor"].casefold() == vendor)
-        and (query.memory_kind is None or item["memory_kind"] == query.memory_kind)
-        and (query.min_memory_gb is None or item["memory_gb"] >= query.min_memory_gb)
-        and (
-            query.max_price_usd is None
-            or (item["price_usd"] is not None and item["price_usd"] <= query.max_price_usd)
-        )
-        and contains(row.search_text, query.q)
+    return rows_by_slug(
+        snap, "accelerator_rows", lambda: select(Accelerator).order_by(Accelerator.slug), _row
     )
 
 
 def _matching(snap: Snapshot, query: AcceleratorQuery) -> list[AcceleratorRow]:
     def compute() -> list[AcceleratorRow]:
-        rows = [r for r in accelerator_rows(snap).values() if _keep(r, query)]
-        return sorted_rows(rows, query.sort_key, text_fields=TEXT_FIELDS)
+        vendor = query.vendor.strip().casefold() if query.vendor else None
+        out = []
+        for r in accelerator_rows(snap).values():
+            item = r.item
+            if vendor is not None and item["vendor"].casefold() != vendor:
+                continue
+            if query.memory_kind is not None and item["memory_kind"] != query.memory_kind:
+                continue
+            if query.min_memory_gb is not None and item["memory_gb"] < query.min_memory_gb:
+                continue
+            if query.max_price_usd is not None and (
+                item["price_usd"] is None or item["price_usd"] > query.max_price_usd
+            ):
+                continue
+            if not contains(r.search_text, query.q):
+                continue
+            out.append(r)
+        return sorted_rows(out, query.sort_key, text_fields=TEXT_FIELDS)
 
     return list_memo(snap, "accelerator_list", query, compute)
 

@@ -84,14 +84,15 @@ def sorted_rows(
 def rows_by_slug(
     snap: Snapshot,
     key: str,
-    stmt: Select[RecordT],
+    stmt: Callable[[], Select[RecordT]],
     row: Callable[[RecordT], SlugT | None],
 ) -> dict[str, SlugT]:
-    """The row memo: `row(record)` for every record `stmt` selects (in its order, None left out),
-    by slug, computed once per catalog version under `key`."""
+    """The row memo: `row(record)` for every record `stmt()` selects (in its order, None left
+    out), by slug, computed once per catalog version under `key`. `stmt` is called only on a
+    miss: building a statement costs more than the memo lookup it would precede."""
 
     def load() -> dict[str, SlugT]:
-        made = (row(record) for record in snap.session.scalars(stmt))
+        made = (row(record) for record in snap.session.scalars(stmt()))
         return {r.slug: r for r in made if r is not None}
 
     return snap.memo(key, load)

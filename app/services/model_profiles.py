@@ -111,8 +111,9 @@ def _row(profile: ModelProfile) -> ModelProfileRow | None:
 
 def model_profile_rows(snap: Snapshot) -> dict[str, ModelProfileRow]:
     """Every model profile by slug (slug order), parsed once per catalog version."""
-    stmt = select(ModelProfile).order_by(ModelProfile.slug)
-    return rows_by_slug(snap, "model_profile_rows", stmt, _row)
+    return rows_by_slug(
+        snap, "model_profile_rows", lambda: select(ModelProfile).order_by(ModelProfile.slug), _row
+    )
 
 
 def find_model_profile(snap: Snapshot, slug: str, *, field: str = "slug") -> ModelProfileRow:
@@ -120,24 +121,27 @@ def find_model_profile(snap: Snapshot, slug: str, *, field: str = "slug") -> Mod
     return find_row(model_profile_rows(snap), slug, noun="model", field=field)
 
 
-def _keep(row: ModelProfileRow, query: ModelQuery) -> bool:
-    item = row.item
-    org = query.organization.strip().casefold() if query.organization else None
-    billions = item["params_total"] / 1e9
-    return (
-        (query.attention is None or item["attention"] == query.attention)
-        and (query.is_moe is None or item["is_moe"] == query.is_moe)
-        and (org is None or item["organization"].casefold() == org)
-        and (query.min_params_b is None or billions >= query.min_params_b)
-        and (query.max_params_b is None or billions <= query.max_params_b)
-        and contains(row.search_text, query.q)
-    )
-
-
 def _matching(snap: Snapshot, query: ModelQuery) -> list[ModelProfileRow]:
     def compute() -> list[ModelProfileRow]:
-        rows = [r for r in model_profile_rows(snap).values() if _keep(r, query)]
-        return sorted_rows(rows, query.sort_key, text_fields=TEXT_FIELDS)
+        org = query.organization.strip().casefold() if query.organization else None
+        out = []
+        for r in model_profile_rows(snap).values():
+            item = r.item
+            billions = item["params_total"] / 1e9
+            if query.attention is not None and item["attention"] != query.attention:
+                continue
+            if query.is_moe is not None and item["is_moe"] != query.is_moe:
+                continue
+            if org is not None and item["organization"].casefold() != org:
+                continue
+            if query.min_params_b is not None and billions < query.min_params_b:
+                continue
+            if query.max_params_b is not None and billions > query.max_params_b:
+                continue
+            if not contains(r.search_text, query.q):
+                continue
+            out.append(r)
+        return sorted_rows(out, query.sort_key, text_fields=TEXT_FIELDS)
 
     return list_memo(snap, "model_list", query, compute)
 
