@@ -52,3 +52,10 @@ def record_response(result: WriteResult, *, status_code: int = 200) -> Response:
         status_code=status_code,
         headers={"ETag": f'"{result.version}"', **NO_STORE},
     )
+
+
+def created_response(result: WriteResult) -> Response:
+    """A record just created (201), with its admin URL as Location."""
+    response = record_response(result, status_code=201)
+    response.headers["Location"] = f"/api/v1/admin/{result.kind.key}/{result.slug}"
+    return response

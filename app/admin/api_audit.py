@@ -5,7 +5,7 @@ from typing import Annotated, Any, Literal
 from fastapi import Path, Query, Request
 from fastapi.responses import JSONResponse, Response
 
-from app.admin.api import MAX_ID, NO_STORE, admin_problem, admin_router, record_response
+from app.admin.api import MAX_ID, NO_STORE, admin_problem, admin_router, created_response
 from app.admin.schemas import AuditEventOut, AuditPage, NoNul
 from app.deps import AdminDep, SessionDep
 from app.errors import NotFound
@@ -88,6 +88,4 @@ def read_audit_event(event_id: EventId, session: SessionDep) -> Response:
 def restore_audit_event(event_id: EventId, session: SessionDep, actor: AdminDep) -> Response:
     """Recreate the record as it was when deleted (a new version 1), audited as a restore."""
     result = restore_from_audit(session, event_id, actor=actor)
-    response = record_response(result, status_code=201)
-    response.headers["Location"] = f"/api/v1/admin/{result.kind.key}/{result.slug}"
-    return response
+    return created_response(result)

@@ -6,7 +6,14 @@ from fastapi import Body, Header, Path
 from fastapi.responses import JSONResponse, Response
 from starlette.convertors import StringConvertor, register_url_convertor
 
-from app.admin.api import BODY_ERRORS, NO_STORE, admin_problem, admin_router, record_response
+from app.admin.api import (
+    BODY_ERRORS,
+    NO_STORE,
+    admin_problem,
+    admin_router,
+    created_response,
+    record_response,
+)
 from app.admin.schemas import (
     AcceleratorAdmin,
     BuildAdmin,
@@ -218,9 +225,7 @@ def create_model_from_config(
         values["config"] = fetched.config
         values["source_url"] = body.source_url or fetched.page_url
     result = model_from_config(session, actor=actor, **values)
-    response = record_response(result, status_code=201)
-    response.headers["Location"] = f"/api/v1/admin/models/{result.slug}"
-    return response
+    return created_response(result)
 
 
 for _kind in KINDS:

@@ -38,7 +38,6 @@ def dashboard(request: Request, session: SessionDep, actor: AdminDep) -> Respons
     )
 
 
-
 @pages.get("/{key}")
 def record_list(request: Request, session: SessionDep, actor: AdminDep, key: str) -> Response:
     """Every record of a kind, with links to edit each."""
@@ -104,10 +103,7 @@ def create_record(
             preconditions=Preconditions(if_none_match_any=True),
         )
     except (InvalidInput, Conflict) as exc:
-        bound.add_errors(exc.errors or [FieldError("(record)", exc.detail)])
-        return _form_page(
-            request, session, actor, kind, bound, record=None, status_code=exc.status_code
-        )
+        return _refused_page(request, session, actor, kind, bound, exc, record=None)
     except PreconditionFailed:
         bound.add_errors([FieldError("slug", f"a {kind.name} '{slug}' already exists")])
         return _form_page(request, session, actor, kind, bound, record=None, status_code=409)
@@ -121,8 +117,7 @@ def edit_form(
     """The record's fields as a form, its version, its history and a delete button."""
     kind = kind_for_key(key)
     record = read_record(session, kind, slug)
-    fields = kind_fields(kind, with_slug=False)
-    bound = BoundForm(fields, display_values(fields, record_document(record)))
+    bound = _saved_form(kind, record)
     notices = []
     for flag, message in (
         ("saved", "Saved."),
@@ -175,10 +170,7 @@ def save_record(
         )
     except (InvalidInput, Conflict) as exc:
         session.rollback()
-        bound.add_errors(exc.errors or [FieldError("(record)", exc.detail)])
-        return _form_page(
-            request, session, actor, kind, bound, record=record, status_code=exc.status_code
-        )
+        return _refused_page(request, session, actor, kind, bound, exc, record=record)
     return see_other(f"/admin/{kind.key}/{slug}?saved=1")
 
 
@@ -204,19 +196,40 @@ def delete_page(
     except (PreconditionFailed, Conflict) as exc:
         session.rollback()
         record = read_record(session, kind, slug)
-        fields = kind_fields(kind, with_slug=False)
-        bound = BoundForm(fields, display_values(fields, record_document(record)))
         return _form_page(
             request,
             session,
             actor,
             kind,
-            bound,
+            _saved_form(kind, record),
             record=record,
             notices=[Notice(exc.detail)],
             status_code=exc.status_code,
         )
     return see_other(f"/admin/audit?{urlencode({'kind': kind.name, 'slug': slug})}")
+
+
+def _saved_form(kind: Kind, record: Any) -> BoundForm:
+    """The edit form filled with the record as saved."""
+    fields = kind_fields(kind, with_slug=False)
+    return BoundForm(fields, display_values(fields, record_document(record)))
+
+
+def _refused_page(
+    request: Request,
+    session: Any,
+    actor: str,
+    kind: Kind,
+    bound: BoundForm,
+    exc: InvalidInput | Conflict,
+    *,
+    record: Any,
+) -> Response:
+    """The form again with the write's refusal beside its fields (or the whole record)."""
+    bound.add_errors(exc.errors or [FieldError("(record)", exc.detail)])
+    return _form_page(
+        request, session, actor, kind, bound, record=record, status_code=exc.status_code
+    )
 
 
 def _form_page(

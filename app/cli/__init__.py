@@ -3,11 +3,11 @@ tokens). Each group of commands lives in its own module; this one assembles them
 
 import typer
 
-from app.admin.cli import admin_cli
 from app.cli.catalog import export, migrate, seed
 from app.cli.estimate import estimate, recommend
 from app.cli.server import serve, uvicorn_options
 from app.cli.serving import serving
+from app.cli.tokens import admin_cli
 
 __all__ = ["cli", "main", "uvicorn_options"]
 

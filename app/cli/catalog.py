@@ -11,9 +11,9 @@ import yaml
 from sqlalchemy import func, select
 from sqlalchemy.exc import SQLAlchemyError
 
-from app.cli.common import fail
+from app.cli.common import catalog_session, fail
 from app.config import get_settings
-from app.db import make_engine, make_sessionmaker
+from app.db import make_engine
 from app.migrate import upgrade_to_head
 from app.models import Build
 
@@ -53,12 +53,8 @@ def seed(
         document = load_seed_directory(source) if source.is_dir() else load_document_file(source)
     except (OSError, yaml.YAMLError) as exc:
         fail(f"{source}: cannot read: {exc}")
-    engine = make_engine(settings.database_url)
-    try:
-        with make_sessionmaker(engine)() as session:
-            result = import_document(session, document, actor="cli:seed", dry_run=dry_run)
-    finally:
-        engine.dispose()
+    with catalog_session(settings) as session:
+        result = import_document(session, document, actor="cli:seed", dry_run=dry_run)
     if result.errors:
         for err in result.errors:
             where = f"{err.kind} '{err.slug}'" if err.slug else f"{err.kind} #{err.index}"
@@ -83,13 +79,8 @@ def export(
     """Write the whole catalog as one document that `tierline seed` accepts."""
     from app.services.catalog import export_document
 
-    settings = get_settings()
-    engine = make_engine(settings.database_url)
-    try:
-        with make_sessionmaker(engine)() as session:
-            document: dict[str, Any] = export_document(session)
-    finally:
-        engine.dispose()
+    with catalog_session(get_settings()) as session:
+        document: dict[str, Any] = export_document(session)
     if format is ExportFormat.json:
         text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
     else:

@@ -1,14 +1,18 @@
 """`tierline estimate` and `tierline recommend`: the calculator and the ranking, as text or JSON."""
 
-import json
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from pydantic import ValidationError
 
-from app.cli.common import echo_field_errors, engine_answer, fail, read_object
+from app.cli.common import echo_json, engine_answer, fail, read_object, validated
 from app.formatting import DASH, gb, hours, seconds, tps, usd
+
+# Options `estimate` and `recommend` share.
+Precision = Annotated[str | None, typer.Option(help="weight precision (default fp8)")]
+ContextTokens = Annotated[int | None, typer.Option("--context-tokens")]
+Batch = Annotated[int | None, typer.Option(help="concurrent sequences")]
+AsJson = Annotated[bool, typer.Option("--json", help="print the API's JSON answer")]
 
 
 def estimate(
@@ -24,11 +28,11 @@ def estimate(
         str | None, typer.Option("--model-name", help="name for --config (default: file stem)")
     ] = None,
     mode: Annotated[str, typer.Option(help="inference | training | lora | qlora")] = "inference",
-    precision: Annotated[str | None, typer.Option(help="weight precision (default fp8)")] = None,
+    precision: Precision = None,
     kv_cache_precision: Annotated[str | None, typer.Option("--kv-cache-precision")] = None,
-    context_tokens: Annotated[int | None, typer.Option("--context-tokens")] = None,
+    context_tokens: ContextTokens = None,
     prompt_tokens: Annotated[int | None, typer.Option("--prompt-tokens")] = None,
-    batch: Annotated[int | None, typer.Option(help="concurrent sequences")] = None,
+    batch: Batch = None,
     runtime: Annotated[
         str | None, typer.Option(help="vllm, sglang, trt-llm, llama.cpp, ollama, mlx")
     ] = None,
@@ -38,7 +42,7 @@ def estimate(
     memory_utilization: Annotated[
         float | None, typer.Option("--memory-utilization", help="usable share of memory, 0-1")
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="print the API's JSON answer")] = False,
+    as_json: AsJson = False,
 ) -> None:
     """Estimate fit, plan, speed and cost: the POST /api/v1/estimate answer."""
     # Imported when the command runs, so that `tierline serve` and `--help` start quickly.
@@ -75,18 +79,14 @@ def estimate(
         "memory_utilization": memory_utilization,
     }
     body["workload"] = {k: v for k, v in options.items() if v is not None}
-    try:
-        request = EstimateRequest.model_validate(body)
-    except ValidationError as exc:
-        echo_field_errors(exc)
-        raise typer.Exit(code=2) from None
+    request = validated(EstimateRequest, body)
     answer = engine_answer(
         lambda session, settings: run_estimate(
             session, request=request, costs=cost_assumptions(settings)
         )
     )
     if as_json:
-        typer.echo(json.dumps(answer, indent=2, ensure_ascii=False))
+        echo_json(answer)
     else:
         print_estimate(answer)
 
@@ -97,9 +97,9 @@ def recommend(
     min_tokens_per_s: Annotated[
         float | None, typer.Option("--min-tokens-per-s", help="decode tokens/s per sequence")
     ] = None,
-    precision: Annotated[str | None, typer.Option(help="weight precision (default fp8)")] = None,
-    context_tokens: Annotated[int | None, typer.Option("--context-tokens")] = None,
-    batch: Annotated[int | None, typer.Option(help="concurrent sequences")] = None,
+    precision: Precision = None,
+    context_tokens: ContextTokens = None,
+    batch: Batch = None,
     runtime: Annotated[str | None, typer.Option(help="default: per build from the inputs")] = None,
     sort: Annotated[
         str | None, typer.Option(help="price_usd, usd_per_million_tokens, -decode_tokens_per_s")
@@ -117,7 +117,7 @@ def recommend(
     concurrent_users: Annotated[
         int | None, typer.Option("--concurrent-users", help="SLO load: users at once")
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="print the API's JSON answer")] = False,
+    as_json: AsJson = False,
 ) -> None:
     """The builds that run a model, ranked (and at a service level when one is given): the GET
     /api/v1/recommend answer."""
@@ -139,18 +139,14 @@ def recommend(
         "tokens_per_s_per_user_min": tokens_per_s_per_user_min,
         "concurrent_users": concurrent_users,
     }
-    try:
-        query = RecommendQuery.model_validate({k: v for k, v in values.items() if v is not None})
-    except ValidationError as exc:
-        echo_field_errors(exc)
-        raise typer.Exit(code=2) from None
+    query = validated(RecommendQuery, {k: v for k, v in values.items() if v is not None})
     answer = engine_answer(
         lambda session, settings: recommend_builds(
             session, query=query, costs=cost_assumptions(settings)
         )
     )
     if as_json:
-        typer.echo(json.dumps(answer, indent=2, ensure_ascii=False))
+        echo_json(answer)
         return
     m = answer["model"]
     typer.echo(

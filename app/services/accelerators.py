@@ -15,15 +15,16 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.caching import Snapshot, snapshot
-from app.errors import FieldError, NotFound
 from app.models import Accelerator
-from app.pagination import ListResult, page_of
+from app.pagination import ListResult
 from app.schemas.accelerator import AcceleratorRead
 from app.schemas.listing import AcceleratorListItem, AcceleratorQuery
-from app.services.listing import contains, sort_rows
+from app.services.listing import contains, find_row, list_memo, page_rows, rows_by_slug, sorted_rows
 from app.services.records import accelerator_document
 
 ITEM_FIELDS = tuple(AcceleratorListItem.model_fields)
+# Sorted case-insensitively.
+TEXT_FIELDS = ("name", "slug", "vendor")
 
 
 @dataclass(frozen=True)
@@ -61,18 +62,9 @@ def _row(acc: Accelerator) -> AcceleratorRow:
 
 def accelerator_rows(snap: Snapshot) -> dict[str, AcceleratorRow]:
     """Every accelerator by slug (insertion order = slug order), once per catalog version."""
-
-    def load() -> dict[str, AcceleratorRow]:
-        stmt = select(Accelerator).order_by(Accelerator.slug)
-        return {a.slug: _row(a) for a in snap.session.scalars(stmt)}
-
-    return snap.memo("accelerator_rows", load)
-
-
-def _sort_value(field: str) -> Any:
-    if field in ("name", "slug", "vendor"):
-        return lambda r: r.item[field].casefold()
-    return lambda r: r.item[field]
+    return rows_by_slug(
+        snap, "accelerator_rows", lambda: select(Accelerator).order_by(Accelerator.slug), _row
+    )
 
 
 def _matching(snap: Snapshot, query: AcceleratorQuery) -> list[AcceleratorRow]:
@@ -94,20 +86,16 @@ def _matching(snap: Snapshot, query: AcceleratorQuery) -> list[AcceleratorRow]:
             if not contains(r.search_text, query.q):
                 continue
             out.append(r)
-        field, descending = query.sort_key
-        return sort_rows(out, _sort_value(field), descending=descending, tiebreak=lambda r: r.slug)
+        return sorted_rows(out, query.sort_key, text_fields=TEXT_FIELDS)
 
-    key = ("accelerator_list", query.model_dump_json(exclude={"page", "per_page"}))
-    return snap.memo(key, compute)
+    return list_memo(snap, "accelerator_list", query, compute)
 
 
 def list_accelerators(
     session: Session, *, query: AcceleratorQuery
 ) -> ListResult[AcceleratorListItem]:
     """One page of accelerators matching the query."""
-    snap = snapshot(session)
-    rows = _matching(snap, query)
-    return page_of(rows, page=query.page, per_page=query.per_page, item=lambda r: r.list_item)
+    return page_rows(_matching(snapshot(session), query), query)
 
 
 def matching_accelerators(
@@ -119,14 +107,7 @@ def matching_accelerators(
 
 def find_accelerator(snap: Snapshot, slug: str, *, field: str = "slug") -> AcceleratorRow:
     """One accelerator row by slug, or NotFound naming `field`."""
-    row = accelerator_rows(snap).get(slug)
-    if row is None:
-        shown = slug.replace("\x00", "\\x00")[:100]
-        raise NotFound(
-            f"no accelerator with slug '{shown}'",
-            errors=[FieldError(field, f"unknown accelerator '{shown}'")],
-        )
-    return row
+    return find_row(accelerator_rows(snap), slug, noun="accelerator", field=field)
 
 
 def get_accelerator(session: Session, *, slug: str) -> AcceleratorRead:

@@ -9,6 +9,7 @@ Contract (callers: the JSON API, the HTML pages and the accuracy service):
 - `measurements_for(snap, *, build=None, model=None)`: the rows that concern a build or model.
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,9 +17,8 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.caching import Snapshot, snapshot
-from app.errors import FieldError, NotFound
 from app.models import Measurement
-from app.pagination import ListResult, page_of
+from app.pagination import ListResult
 from app.schemas.measurement import (
     MeasurementIn,
     MeasurementListItem,
@@ -26,7 +26,7 @@ from app.schemas.measurement import (
     MeasurementRead,
 )
 from app.services.accelerators import accelerator_rows
-from app.services.listing import contains, sort_rows
+from app.services.listing import contains, find_row, list_memo, page_rows, sorted_rows
 from app.services.records import measurement_document
 
 
@@ -133,22 +133,14 @@ def _by_slug(snap: Snapshot) -> dict[str, MeasurementRow]:
 
 def find_measurement(snap: Snapshot, slug: str) -> MeasurementRow:
     """One measurement row by slug, or NotFound naming `slug`."""
-    row = _by_slug(snap).get(slug)
-    if row is None:
-        shown = slug.replace("\x00", "\\x00")[:100]
-        raise NotFound(
-            f"no measurement with slug '{shown}'",
-            errors=[FieldError("slug", f"unknown measurement '{shown}'")],
-        )
-    return row
+    return find_row(_by_slug(snap), slug, noun="measurement")
 
 
-def _sort_value(field: str) -> Any:
-    if field in ("name", "slug", "model", "runtime", "metric", "as_of"):
-        return lambda r: str(r.item[field]).casefold()
-    if field == "value":
-        return lambda r: float(r.item["value"])
-    return lambda r: r.item[field]
+# Sorted case-insensitively; an out_of_memory value (true/false) sorts as 1/0 among the numbers.
+TEXT_FIELDS = ("name", "slug", "model", "runtime", "metric", "as_of")
+SORT_VALUES: dict[str, Callable[[MeasurementRow], Any]] = {
+    "value": lambda r: float(r.item["value"])
+}
 
 
 def _keep(row: MeasurementRow, query: MeasurementQuery) -> bool:
@@ -172,20 +164,16 @@ def _uses_accelerator(row: MeasurementRow, slug: str) -> bool:
 def _matching(snap: Snapshot, query: MeasurementQuery) -> list[MeasurementRow]:
     def compute() -> list[MeasurementRow]:
         rows = [r for r in measurement_rows(snap) if _keep(r, query)]
-        field, descending = query.sort_key
-        return sort_rows(rows, _sort_value(field), descending=descending, tiebreak=lambda r: r.slug)
+        return sorted_rows(rows, query.sort_key, text_fields=TEXT_FIELDS, values=SORT_VALUES)
 
-    key = ("measurement_list", query.model_dump_json(exclude={"page", "per_page"}))
-    return snap.memo(key, compute)
+    return list_memo(snap, "measurement_list", query, compute)
 
 
 def list_measurements(
     session: Session, *, query: MeasurementQuery
 ) -> ListResult[MeasurementListItem]:
     """One page of measurements matching the query."""
-    snap = snapshot(session)
-    rows = _matching(snap, query)
-    return page_of(rows, page=query.page, per_page=query.per_page, item=lambda r: r.list_item)
+    return page_rows(_matching(snapshot(session), query), query)
 
 
 def matching_measurements(

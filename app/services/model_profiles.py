@@ -19,17 +19,18 @@ from sqlalchemy.orm import Session
 
 from app.caching import Snapshot, snapshot
 from app.engine import EngineInputError, ModelSpec, rule_of_thumb_gb
-from app.errors import FieldError, NotFound
 from app.models import ModelProfile
-from app.pagination import ListResult, page_of
+from app.pagination import ListResult
 from app.schemas.listing import ModelQuery
 from app.schemas.model_profile import ModelListItem, ModelRead
-from app.services.listing import contains, sort_rows
+from app.services.listing import contains, find_row, list_memo, page_rows, rows_by_slug, sorted_rows
 from app.services.records import model_document
 from app.services.specs import model_spec
 
 # KV-cache bytes per token are quoted at 16-bit, the common serving default.
 KV_QUOTE_PRECISION = "bf16"
+# Sorted case-insensitively.
+TEXT_FIELDS = ("name", "slug", "organization")
 
 
 @dataclass(frozen=True)
@@ -110,30 +111,14 @@ def _row(profile: ModelProfile) -> ModelProfileRow | None:
 
 def model_profile_rows(snap: Snapshot) -> dict[str, ModelProfileRow]:
     """Every model profile by slug (slug order), parsed once per catalog version."""
-
-    def load() -> dict[str, ModelProfileRow]:
-        stmt = select(ModelProfile).order_by(ModelProfile.slug)
-        rows = (_row(p) for p in snap.session.scalars(stmt))
-        return {r.slug: r for r in rows if r is not None}
-
-    return snap.memo("model_profile_rows", load)
+    return rows_by_slug(
+        snap, "model_profile_rows", lambda: select(ModelProfile).order_by(ModelProfile.slug), _row
+    )
 
 
 def find_model_profile(snap: Snapshot, slug: str, *, field: str = "slug") -> ModelProfileRow:
     """One model row by slug, or NotFound naming `field`."""
-    row = model_profile_rows(snap).get(slug)
-    if row is None:
-        shown = slug.replace("\x00", "\\x00")[:100]
-        raise NotFound(
-            f"no model with slug '{shown}'", errors=[FieldError(field, f"unknown model '{shown}'")]
-        )
-    return row
-
-
-def _sort_value(field: str) -> Any:
-    if field in ("name", "slug", "organization"):
-        return lambda r: r.item[field].casefold()
-    return lambda r: r.item[field]
+    return find_row(model_profile_rows(snap), slug, noun="model", field=field)
 
 
 def _matching(snap: Snapshot, query: ModelQuery) -> list[ModelProfileRow]:
@@ -156,18 +141,14 @@ def _matching(snap: Snapshot, query: ModelQuery) -> list[ModelProfileRow]:
             if not contains(r.search_text, query.q):
                 continue
             out.append(r)
-        field, descending = query.sort_key
-        return sort_rows(out, _sort_value(field), descending=descending, tiebreak=lambda r: r.slug)
+        return sorted_rows(out, query.sort_key, text_fields=TEXT_FIELDS)
 
-    key = ("model_list", query.model_dump_json(exclude={"page", "per_page"}))
-    return snap.memo(key, compute)
+    return list_memo(snap, "model_list", query, compute)
 
 
 def list_model_profiles(session: Session, *, query: ModelQuery) -> ListResult[ModelListItem]:
     """One page of model profiles matching the query."""
-    snap = snapshot(session)
-    rows = _matching(snap, query)
-    return page_of(rows, page=query.page, per_page=query.per_page, item=lambda r: r.list_item)
+    return page_rows(_matching(snapshot(session), query), query)
 
 
 def matching_model_profiles(session: Session, *, query: ModelQuery) -> list[ModelListItem]:

@@ -17,6 +17,7 @@ from app.services.model_profiles import get_model_profile, list_model_profiles
 from app.services.recommend import recommend
 from app.web.common import parse_query, raw_query, render
 from app.web.form_choices import PARALLELISM, RUNTIME_OPTIONS
+from app.web.list_pages import render_list_page
 from app.web.pages import precision_options
 from app.web.urls import with_query
 
@@ -43,32 +44,19 @@ RULE_OF_THUMB_PRECISIONS = ("bf16", "fp8", "int4", "q4_k_m")
 @router.get("/models", response_class=HTMLResponse)
 def models_page(request: Request, session: SessionDep) -> HTMLResponse:
     """The model catalog: filters, sortable columns, pages and JSON/CSV links."""
-    raw = raw_query(request)
-    parsed = parse_query(ModelQuery, raw)
-    query = parsed.query
-    result = list_model_profiles(session, query=query)
-    state: dict[str, Any] = {**query.filters(), "sort": query.sort}
-    if query.per_page != ModelQuery.model_fields["per_page"].default:
-        state["per_page"] = query.per_page
-    paged = {**state, "page": query.page if query.page > 1 else None}
-    return render(
+    return render_list_page(
         request,
         session,
-        "model_profiles/list.html",
-        {
-            "result": result,
-            "query": query,
-            "raw": raw,
-            "state": state,
-            "sort": query.sort or ModelQuery.DEFAULT_SORT,
+        schema=ModelQuery,
+        list_rows=lambda session, query: list_model_profiles(session, query=query),
+        template="model_profiles/list.html",
+        path="/models",
+        api_path="/api/v1/models",
+        context={
             "columns": MODEL_COLUMNS,
             "attention_kinds": ATTENTION_KINDS,
             "attention_names": ATTENTION_NAMES,
-            "csv_url": with_query("/api/v1/models.csv", state),
-            "notices": parsed.notices,
         },
-        json_url=with_query("/api/v1/models", paged),
-        canonical=with_query("/models", paged),
     )
 
 

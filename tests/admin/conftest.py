@@ -10,6 +10,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy.engine import make_url
 
 from app.db import make_engine, make_sessionmaker
+from app.migrate import upgrade_to_head
 from app.services.catalog import import_document
 from app.services.tokens import create_token
 
@@ -118,6 +119,32 @@ def database_url(database_copies: Any, admin_template: str) -> str:
     name = database_copies.postgres.create(template=make_url(admin_template).database)
     database_copies.created.append(name)
     url: str = database_copies.postgres.url(name)
+    return url
+
+
+@pytest.fixture
+def pg_url(postgres_factory: Any) -> Iterator[str]:
+    """A migrated PostgreSQL database of our own holding the fixture records, for races that
+    need PostgreSQL whatever the suite's backend."""
+    name = postgres_factory.create()
+    url: str = postgres_factory.url(name)
+    try:
+        upgrade_to_head(url)
+        engine = make_engine(url)
+        with make_sessionmaker(engine)() as session:
+            assert import_document(session, FIXTURE_DOCUMENT, actor="fixture").ok
+        engine.dispose()
+        yield url
+    finally:
+        postgres_factory.drop(name)
+
+
+def backend_url(backend: str, request: pytest.FixtureRequest) -> str:
+    """The database of a test parametrized over "sqlite" and "postgresql": `pg_url` or the
+    suite's own copy (skipped when the suite itself runs on PostgreSQL)."""
+    url: str = request.getfixturevalue("pg_url" if backend == "postgresql" else "database_url")
+    if backend == "sqlite" and not url.startswith("sqlite"):
+        pytest.skip("the suite's backend is PostgreSQL; the postgresql case covers it")
     return url
 
 

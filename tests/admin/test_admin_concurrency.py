@@ -1,8 +1,6 @@
 """Concurrent edits never overwrite each other: exactly one write wins per version."""
 
-import os
 import threading
-import uuid
 from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -10,7 +8,7 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from sqlalchemy import event, func, select, text
+from sqlalchemy import event, func, select
 from sqlalchemy.orm import Session
 
 from app.catalog_version import current_catalog_version
@@ -18,15 +16,13 @@ from app.config import Settings
 from app.db import make_engine, make_sessionmaker
 from app.errors import PreconditionFailed
 from app.main import create_app
-from app.migrate import upgrade_to_head
 from app.models import AuditEvent
 from app.services import admin_records
 from app.services.admin_records import patch_record
-from app.services.catalog import import_document
 from app.services.preconditions import Preconditions
 from app.services.records import BUILD, get_record
 from app.services.tokens import create_token
-from tests.admin.conftest import BUILDS, FIXTURE_DOCUMENT
+from tests.admin.conftest import BUILDS, backend_url
 
 SLUG = "adm-4x-4090"
 WRITERS = 8
@@ -52,25 +48,6 @@ def test_a_write_based_on_a_stale_read_fails_even_after_its_check_passed(
         record = get_record(check, BUILD, SLUG)
         assert record is not None and record.notes == "fast" and record.version == 2
     engine.dispose()
-
-
-@pytest.fixture
-def pg_url(postgres_factory: Any) -> Iterator[str]:
-    """A migrated PostgreSQL database of our own (adm_ prefix) holding the fixture records."""
-    name = f"adm_{os.getpid()}_{uuid.uuid4().hex[:8]}"
-    with postgres_factory.admin.connect() as conn:
-        conn.execute(text(f"CREATE DATABASE {name}"))
-    url = postgres_factory.url(name)
-    try:
-        upgrade_to_head(url)
-        engine = make_engine(url)
-        with make_sessionmaker(engine)() as session:
-            assert import_document(session, FIXTURE_DOCUMENT, actor="fixture").ok
-        engine.dispose()
-        yield url
-    finally:
-        with postgres_factory.admin.connect() as conn:
-            conn.execute(text(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
 
 
 @pytest.fixture
@@ -178,9 +155,7 @@ def test_unchanged_put_answers_the_version_it_read_while_another_writer_commits(
     """A PUT that changes nothing answers the version it compared, not a concurrent writer's:
     otherwise its client holds the other's ETag with the old body, and its next PUT reverts the
     other's change without a 412."""
-    url = request.getfixturevalue("pg_url" if backend == "postgresql" else "database_url")
-    if backend == "sqlite" and not url.startswith("sqlite"):
-        pytest.skip("the suite's backend is PostgreSQL; the postgresql case covers it")
+    url = backend_url(backend, request)
     engine = make_engine(url)
     make = make_sessionmaker(engine)
     rolled_back, other_committed = threading.Event(), threading.Event()

@@ -2,16 +2,13 @@
 
 import copy
 import json
-import os
 import threading
-import uuid
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from sqlalchemy import event, func, select, text
+from sqlalchemy import event, func, select
 from sqlalchemy.orm import Session
 
 from app.catalog_version import current_catalog_version
@@ -19,13 +16,12 @@ from app.config import Settings
 from app.db import make_engine, make_sessionmaker
 from app.errors import Conflict
 from app.main import create_app
-from app.migrate import upgrade_to_head
 from app.models import AuditEvent
 from app.services.admin_records import patch_record
 from app.services.catalog import export_document, import_document
 from app.services.preconditions import Preconditions
 from app.services.records import BUILD, get_record, record_document
-from tests.admin.conftest import BUILDS, FIXTURE_DOCUMENT, MODELS
+from tests.admin.conftest import BUILDS, MODELS, backend_url
 from tests.admin.test_admin_pages import csrf_of, sign_in
 
 SLUG = "adm-4x-4090"
@@ -40,6 +36,13 @@ def _events(session: Session, slug: str) -> list[AuditEvent]:
 def _exported(session: Session, key: str, slug: str) -> dict[str, Any]:
     session.rollback()
     return next(r for r in export_document(session)[key] if r["slug"] == slug)
+
+
+def _save_meanwhile(make: Any) -> None:
+    """Another admin saves the build (read at version 1) in a session of its own."""
+    with make() as other:
+        patch_record(other, BUILD, SLUG, {"notes": "saved meanwhile"}, actor="other",
+                     preconditions=Preconditions(if_match=frozenset({"1"})))
 
 
 # A build without its (derived) tier and a model: the shapes whose audit documents differed.
@@ -116,32 +119,6 @@ def test_a_record_written_either_way_is_restored_from_the_audit_log(
 # ---- an import racing another writer ---------------------------------------------------------
 
 
-@pytest.fixture
-def pg_url(postgres_factory: Any) -> Iterator[str]:
-    """A migrated PostgreSQL database of our own (adw_ prefix) holding the fixture records."""
-    name = f"adw_{os.getpid()}_{uuid.uuid4().hex[:8]}"
-    with postgres_factory.admin.connect() as conn:
-        conn.execute(text(f"CREATE DATABASE {name}"))
-    url = postgres_factory.url(name)
-    try:
-        upgrade_to_head(url)
-        engine = make_engine(url)
-        with make_sessionmaker(engine)() as session:
-            assert import_document(session, FIXTURE_DOCUMENT, actor="fixture").ok
-        engine.dispose()
-        yield url
-    finally:
-        with postgres_factory.admin.connect() as conn:
-            conn.execute(text(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
-
-
-def _backend_url(backend: str, request: pytest.FixtureRequest) -> str:
-    url: str = request.getfixturevalue("pg_url" if backend == "postgresql" else "database_url")
-    if backend == "sqlite" and not url.startswith("sqlite"):
-        pytest.skip("the suite's backend is PostgreSQL; the postgresql case covers it")
-    return url
-
-
 NEW_ACCELERATOR = {
     "slug": "adm-race-accelerator",
     "name": "Race test card",
@@ -161,7 +138,7 @@ def test_a_put_between_an_imports_read_and_its_commit_is_a_409_naming_the_build(
 ) -> None:
     """The import read the build at version 1; an admin edit commits before the import writes:
     the import answers a conflict naming the build, writes nothing, and the edit stays."""
-    url = _backend_url(backend, request)
+    url = backend_url(backend, request)
     engine = make_engine(url)
     make = make_sessionmaker(engine)
     # The new model is written after the build (kinds go in dependency order): all or nothing
@@ -180,9 +157,7 @@ def test_a_put_between_an_imports_read_and_its_commit_is_a_409_naming_the_build(
             if not edited.is_set() and any(getattr(o, "slug", None) == SLUG
                                            for o in flushing.dirty):
                 edited.set()
-                with make() as other:
-                    patch_record(other, BUILD, SLUG, {"notes": "saved meanwhile"}, actor="other",
-                                 preconditions=Preconditions(if_match=frozenset({"1"})))
+                _save_meanwhile(make)
 
         event.listen(importer, "before_flush", edit_meanwhile)
         with pytest.raises(Conflict) as caught:
@@ -206,7 +181,7 @@ def test_a_put_between_an_imports_read_and_its_commit_is_a_409_naming_the_build(
 def test_two_imports_creating_one_slug_at_once_create_it_once_and_the_other_is_a_409(
     backend: str, request: pytest.FixtureRequest
 ) -> None:
-    url = _backend_url(backend, request)
+    url = backend_url(backend, request)
     engine = make_engine(url)
     make = make_sessionmaker(engine)
     both_read = threading.Barrier(2, timeout=30)
@@ -249,9 +224,7 @@ def test_the_api_answers_an_import_that_lost_a_race_as_a_409_problem(
     def edit_meanwhile(flushing: Session, *_: Any) -> None:
         if not edited.is_set() and any(getattr(o, "slug", None) == SLUG for o in flushing.dirty):
             edited.set()
-            with make() as other:
-                patch_record(other, BUILD, SLUG, {"notes": "saved meanwhile"}, actor="other",
-                             preconditions=Preconditions(if_match=frozenset({"1"})))
+            _save_meanwhile(make)
 
     event.listen(Session, "before_flush", edit_meanwhile)
     try:
@@ -286,10 +259,7 @@ def test_the_import_page_answers_an_apply_that_lost_a_race_with_the_preview_agai
         if any(getattr(o, "slug", None) == SLUG for o in flushing.dirty):
             build_flushes.append(1)
             if len(build_flushes) == 2:  # the first is the preview's dry run, this the apply
-                with make() as other:
-                    patch_record(other, BUILD, SLUG, {"notes": "saved meanwhile"},
-                                 actor="other",
-                                 preconditions=Preconditions(if_match=frozenset({"1"})))
+                _save_meanwhile(make)
 
     settings = Settings(database_url=database_url, seed_on_start=False)
     with TestClient(create_app(settings)) as browser:

@@ -9,18 +9,15 @@ from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
 from app.cli import cli
-from app.config import Settings, get_settings
+from app.config import Settings
 from app.main import create_app
+from tests.engine.shapes import LLAMA_8B
 
 runner = CliRunner()
-
-
-@pytest.fixture
-def seeded(monkeypatch: pytest.MonkeyPatch, database_url: str) -> Iterator[str]:
-    monkeypatch.setenv("TIERLINE_DATABASE_URL", database_url)
-    get_settings.cache_clear()
-    yield database_url
-    get_settings.cache_clear()
+# A catalog build and model, and a ranking with limits, that several tests run.
+PAIR = ["--build", "4x-rtx-4090-workstation", "--model", "llama-3-3-70b"]
+RECOMMEND = ["recommend", "--model", "llama-3-3-70b", "--max-price", "15000",
+             "--min-tokens-per-s", "20"]
 
 
 @pytest.fixture
@@ -38,10 +35,7 @@ def test_engine_commands_have_help(command: list[str]) -> None:
 
 def test_estimate_json_is_the_api_answer(api: TestClient) -> None:
     args = [
-        "--build",
-        "4x-rtx-4090-workstation",
-        "--model",
-        "llama-3-3-70b",
+        *PAIR,
         "--precision",
         "int4",
         "--json",
@@ -66,10 +60,7 @@ def test_estimate_table_names_the_verdict_plan_and_launch_command(seeded: str) -
         cli,
         [
             "estimate",
-            "--build",
-            "4x-rtx-4090-workstation",
-            "--model",
-            "llama-3-3-70b",
+            *PAIR,
             "--precision",
             "q4_k_m",
         ],
@@ -91,19 +82,7 @@ def test_estimate_with_a_build_file_and_a_config(seeded: str, tmp_path: Path) ->
         )
     )
     config = tmp_path / "config.json"
-    config.write_text(
-        json.dumps(
-            {
-                "model_type": "llama",
-                "num_hidden_layers": 32,
-                "hidden_size": 4096,
-                "num_attention_heads": 32,
-                "num_key_value_heads": 8,
-                "intermediate_size": 14336,
-                "vocab_size": 128256,
-            }
-        )
-    )
+    config.write_text(json.dumps(LLAMA_8B))
     result = runner.invoke(
         cli,
         [
@@ -127,10 +106,7 @@ def test_bad_input_names_the_field_and_exits_2(seeded: str) -> None:
         cli,
         [
             "estimate",
-            "--build",
-            "4x-rtx-4090-workstation",
-            "--model",
-            "llama-3-3-70b",
+            *PAIR,
             "--precision",
             "int4",
             "--runtime",
@@ -146,19 +122,7 @@ def test_bad_input_names_the_field_and_exits_2(seeded: str) -> None:
 
 
 def test_recommend_prints_the_api_ranking(api: TestClient) -> None:
-    result = runner.invoke(
-        cli,
-        [
-            "recommend",
-            "--model",
-            "llama-3-3-70b",
-            "--max-price",
-            "15000",
-            "--min-tokens-per-s",
-            "20",
-            "--json",
-        ],
-    )
+    result = runner.invoke(cli, [*RECOMMEND, "--json"])
     assert result.exit_code == 0, result.output
     answer = json.loads(result.output)
     expected = api.get(
@@ -170,18 +134,7 @@ def test_recommend_prints_the_api_ranking(api: TestClient) -> None:
         },
     ).json()
     assert answer == expected and answer["items"]
-    table = runner.invoke(
-        cli,
-        [
-            "recommend",
-            "--model",
-            "llama-3-3-70b",
-            "--max-price",
-            "15000",
-            "--min-tokens-per-s",
-            "20",
-        ],
-    )
+    table = runner.invoke(cli, RECOMMEND)
     assert table.exit_code == 0
     for item in answer["items"]:
         assert item["build"]["name"] in table.output and item["launch_command"] in table.output

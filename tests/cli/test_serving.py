@@ -1,14 +1,12 @@
 """`tierline serving`: the same answer as POST /api/v1/serving, as a table or as JSON."""
 
 import json
-from collections.abc import Iterator
 
-import pytest
 from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
 from app.cli import cli
-from app.config import Settings, get_settings
+from app.config import Settings
 from app.main import create_app
 
 runner = CliRunner()
@@ -21,15 +19,6 @@ BODY = {
     "serving": {"input_tokens": 1024, "output_tokens": 1024, "tokens_per_s_per_user_min": 30,
                 "concurrent_users": 2000},
 }
-
-
-@pytest.fixture
-def seeded(monkeypatch: pytest.MonkeyPatch, database_url: str) -> Iterator[str]:
-    """The CLI's settings pointed at a seeded copy of the catalog."""
-    monkeypatch.setenv("TIERLINE_DATABASE_URL", database_url)
-    get_settings.cache_clear()
-    yield database_url
-    get_settings.cache_clear()
 
 
 def test_serving_json_is_the_apis_answer(seeded: str) -> None:

@@ -1,30 +1,17 @@
 """`tierline admin`: create, list and revoke admin API tokens."""
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Annotated
 
 import typer
-from sqlalchemy.orm import Session
 
+from app.cli.common import catalog_session
 from app.config import get_settings
-from app.db import make_engine, make_sessionmaker
 from app.errors import DomainError
 from app.services.tokens import create_token, list_tokens, revoke_token
 
 admin_cli = typer.Typer(help="Admin API tokens.", no_args_is_help=True, add_completion=False)
 
 NameArg = Annotated[str, typer.Argument(help="token name; it is the actor in the audit log")]
-
-
-@contextmanager
-def _session() -> Iterator[Session]:
-    engine = make_engine(get_settings().database_url)
-    try:
-        with make_sessionmaker(engine)() as session:
-            yield session
-    finally:
-        engine.dispose()
 
 
 def _fail(error: DomainError) -> None:
@@ -36,7 +23,7 @@ def _fail(error: DomainError) -> None:
 @admin_cli.command("create-token")
 def create_token_command(name: NameArg) -> None:
     """Create a token and print it once, as the last line (only its hash is stored)."""
-    with _session() as session:
+    with catalog_session(get_settings()) as session:
         try:
             token = create_token(session, name=name)
         except DomainError as exc:
@@ -48,7 +35,7 @@ def create_token_command(name: NameArg) -> None:
 @admin_cli.command("list-tokens")
 def list_tokens_command() -> None:
     """List tokens: name, created, last used, active or revoked (never the token itself)."""
-    with _session() as session:
+    with catalog_session(get_settings()) as session:
         tokens = list_tokens(session)
     if not tokens:
         typer.echo("no tokens; create one with `tierline admin create-token NAME`")
@@ -63,7 +50,7 @@ def list_tokens_command() -> None:
 @admin_cli.command("revoke-token")
 def revoke_token_command(name: NameArg) -> None:
     """Revoke a token; API calls and page sessions using it stop working at once."""
-    with _session() as session:
+    with catalog_session(get_settings()) as session:
         try:
             revoke_token(session, name=name)
         except DomainError as exc:

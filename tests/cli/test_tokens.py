@@ -1,7 +1,6 @@
 """`tierline admin create-token | list-tokens | revoke-token` against a test database."""
 
 import hashlib
-from collections.abc import Iterator
 
 import pytest
 from fastapi.testclient import TestClient
@@ -10,21 +9,17 @@ from sqlalchemy.orm import Session
 from typer.testing import CliRunner
 
 from app.cli import cli
-from app.config import get_settings
 from app.models import ApiToken
 
 
 @pytest.fixture
-def run(database_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[object]:
-    monkeypatch.setenv("TIERLINE_DATABASE_URL", database_url)
-    get_settings.cache_clear()
+def run(seeded: str) -> object:
     runner = CliRunner()
 
     def invoke(*args: str):  # type: ignore[no-untyped-def]
         return runner.invoke(cli, ["admin", *args])
 
-    yield invoke
-    get_settings.cache_clear()
+    return invoke
 
 
 def test_create_token_prints_it_last_and_stores_only_its_hash(
