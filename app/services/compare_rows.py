@@ -104,12 +104,12 @@ def failover_text(
     """Fit and speed after losing one accelerator / one node, in words."""
     parts = []
     for case in failover_cases(build.spec, model.spec, workload, costs):
-        if case["fits"] and case["decode_tokens_per_s"] is not None:
-            parts.append(f"{case['lost']}: fits, {case['decode_tokens_per_s']:,.1f} tokens/s")
-        elif case["accelerators_left"] == 0:
-            parts.append(f"{case['lost']}: nothing left to run on")
+        if case.fits and case.decode_tokens_per_s is not None:
+            parts.append(f"{case.lost}: fits, {case.decode_tokens_per_s:,.1f} tokens/s")
+        elif case.accelerators_left == 0:
+            parts.append(f"{case.lost}: nothing left to run on")
         else:
-            parts.append(f"{case['lost']}: does not fit")
+            parts.append(f"{case.lost}: does not fit")
     return "; ".join(parts)
 
 

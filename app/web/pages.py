@@ -18,6 +18,8 @@ from app.engine.cost import build_price_usd
 from app.formatting import precision_label
 from app.models import Accelerator, Build, ModelProfile
 from app.schemas.compare import CompareOut
+from app.schemas.model_profile import ModelListItem
+from app.schemas.recommend import ModelFitOut
 from app.services.build_rows import find_build, pooled_memory_gb
 from app.services.estimates import cost_assumptions, model_fits_for_build
 
@@ -116,9 +118,9 @@ BUILD_PAGE_CONTEXT_TOKENS = 4096
 class ModelFit:
     """One catalog model on one build at the best precision that fits (or the last tried)."""
 
-    model: dict[str, Any]
+    model: ModelListItem
     precision: str
-    figures: dict[str, Any]
+    figures: ModelFitOut
 
 
 @dataclass(frozen=True)
@@ -174,14 +176,14 @@ def build_model_fits(
         chosen = None
         for p in precisions:
             entry = per_precision[p][index]
-            if entry["fits"]:
-                chosen = ModelFit(model=entry["model"], precision=p, figures=entry)
+            if entry.fits:
+                chosen = ModelFit(model=entry.model, precision=p, figures=entry)
                 break
         if chosen is not None:
             runs.append(chosen)
         else:
             last = per_precision[precisions[-1]][index]
-            misses.append(ModelFit(model=first["model"], precision=precisions[-1], figures=last))
+            misses.append(ModelFit(model=first.model, precision=precisions[-1], figures=last))
     price = row.item["price_usd"]
     total = row.item["total_memory_gb"]
     return BuildModelFits(
