@@ -66,14 +66,14 @@ def _too_slow(query: RecommendQuery, f: FiguresOut) -> bool:
 
 
 def _unpriced(query: RecommendQuery, row: BuildRow) -> bool:
-    return query.max_price_usd is not None and row.item["price_usd"] is None
+    return query.max_price_usd is not None and row.list_item.price_usd is None
 
 
 def _over_price(query: RecommendQuery, row: BuildRow) -> bool:
     return (
         query.max_price_usd is not None
-        and row.item["price_usd"] is not None
-        and row.item["price_usd"] > query.max_price_usd
+        and row.list_item.price_usd is not None
+        and row.list_item.price_usd > query.max_price_usd
     )
 
 
@@ -97,7 +97,7 @@ def _fitting(
 
 
 def _miss(row: BuildRow, f: FiguresOut) -> dict[str, Any]:
-    return {"build": row.item, **dict(f)}
+    return {"build": row.list_item.model_dump(), **dict(f)}
 
 
 def lower_precisions(precision: str) -> list[str]:
@@ -128,12 +128,12 @@ def recommend(session: Session, *, query: RecommendQuery, costs: CostAssumptions
 
         def value(pair: tuple[BuildRow, FiguresOut]) -> Any:
             row, f = pair
-            return row.item["price_usd"] if field == "price_usd" else getattr(f, field)
+            return row.list_item.price_usd if field == "price_usd" else getattr(f, field)
 
         ranked = sort_rows(kept, value, descending=descending, tiebreak=lambda p: p[0].slug)
-        front = pareto_front([(r.item["price_usd"], f.decode_tokens_per_s) for r, f in ranked])
+        front = pareto_front([(r.list_item.price_usd, f.decode_tokens_per_s) for r, f in ranked])
         items = [
-            {"rank": i + 1, "build": row.item, **dict(f), "pareto": on_front}
+            {"rank": i + 1, "build": row.list_item.model_dump(), **dict(f), "pareto": on_front}
             for i, ((row, f), on_front) in enumerate(zip(ranked, front, strict=True))
         ]
         return {
@@ -178,12 +178,12 @@ def recommend(session: Session, *, query: RecommendQuery, costs: CostAssumptions
             if _too_slow(query, f)
             and not _over_price(query, row)
             and not _unpriced(query, row)
-            and row.item["price_usd"] is not None
+            and row.list_item.price_usd is not None
         ]
         only_pricey = [
             (row, f) for row, f in fitting if _over_price(query, row) and not _too_slow(query, f)
         ]
-        cheapest = min(only_slow, key=lambda p: (p[0].item["price_usd"], p[0].slug), default=None)
+        cheapest = min(only_slow, key=lambda p: (p[0].list_item.price_usd, p[0].slug), default=None)
         fastest = min(
             only_pricey,
             key=lambda p: (-(p[1].decode_tokens_per_s or 0.0), p[0].slug),

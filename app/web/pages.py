@@ -94,12 +94,12 @@ def filter_options(session: Session) -> FilterOptions:
         return FilterOptions(
             vendors=tuple(sorted({r.vendor for r in builds}, key=str.casefold)),
             builds=tuple(
-                sorted(((r.slug, r.item["name"]) for r in builds), key=lambda p: p[1].casefold())
+                sorted(((r.slug, r.list_item.name) for r in builds), key=lambda p: p[1].casefold())
             ),
             models=tuple(sorted(((r.slug, r.name) for r in models), key=lambda p: p[1].casefold())),
             accelerators=tuple(
                 sorted(
-                    ((r.slug, r.item["name"]) for r in accelerators.values()),
+                    ((r.slug, r.list_item.name) for r in accelerators.values()),
                     key=lambda p: p[1].casefold(),
                 )
             ),
@@ -184,8 +184,8 @@ def build_model_fits(
         else:
             last = per_precision[precisions[-1]][index]
             misses.append(ModelFit(model=first.model, precision=precisions[-1], figures=last))
-    price = row.item["price_usd"]
-    total = row.item["total_memory_gb"]
+    price = row.list_item.price_usd
+    total = row.list_item.total_memory_gb
     return BuildModelFits(
         build_slug=build_slug,
         pooled_memory_gb=pooled_memory_gb(row.spec),
@@ -196,7 +196,7 @@ def build_model_fits(
         parallelism=parallelism,
         runs=tuple(runs),
         does_not_run=tuple(misses),
-        accelerator_name=row.item["accelerator_name"],
+        accelerator_name=row.list_item.accelerator_name,
         accelerator_price_usd=row.spec.accelerator.price_usd,
         derived_price_usd=build_price_usd(row.spec) if price is None else None,
     )
@@ -247,7 +247,7 @@ def tier_story(session: Session, *, settings: Settings | None = None) -> TierSto
             return None
         fits, verdict = verdicts.get(slug, (None, None))
         return {
-            **row.item,
+            **row.list_item.model_dump(),
             "accelerator_memory_gb": row.spec.accelerator.memory_gb,
             "nodes": row.spec.nodes,
             "fits": fits,
