@@ -14,7 +14,7 @@ with apt-get when missing) and prints requests/s, p50 and p99 and the ratio to t
 It also checks that each request writes exactly one log line. Exit status 1 when a target is
 missed or a response was an error.
 
-    python benchmarks/http_bench.py [--duration 10] [--connections 32] [--rounds 3]
+    python benchmarks/http_bench.py [--duration 10] [--connections 32] [--rounds 3] [--only batch]
 """
 
 import argparse
@@ -210,6 +210,9 @@ def main() -> None:
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--rounds", type=int, default=3,
                         help="runs of every endpoint, interleaved; the median is reported")
+    parser.add_argument("--only", action="append", default=[],
+                        help="run only the endpoints whose name contains this (repeatable); "
+                        "the bare baseline always runs")
     parser.add_argument("--serve-bare", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_bare:
@@ -219,6 +222,9 @@ def main() -> None:
         raise SystemExit("duration must be 1..300 s and connections 1..1000")
     if not 1 <= args.rounds <= 20:
         raise SystemExit("rounds must be 1..20")
+    targets = [
+        t for t in TARGETS if t[2] == "/bare" or not args.only or any(o in t[0] for o in args.only)
+    ]
     wrk = ensure_wrk()
     tierline = shutil.which("tierline")
     if tierline is None:
@@ -249,9 +255,9 @@ def main() -> None:
                 # Rounds interleave the bare app with the others and the median is kept, so
                 # load that other work puts on the machine in the meantime moves the baseline
                 # and the endpoints alike instead of skewing their ratio.
-                runs: list[list[tuple[float, float, float, int]]] = [[] for _ in TARGETS]
+                runs: list[list[tuple[float, float, float, int]]] = [[] for _ in targets]
                 for _ in range(args.rounds):
-                    for index, (_name, method, path, body, _target) in enumerate(TARGETS):
+                    for index, (_name, method, path, body, _target) in enumerate(targets):
                         port = bare_port if path == "/bare" else app_port
                         url = f"http://127.0.0.1:{port}{path}"
                         httpx.request(method, url, json=body, timeout=60).raise_for_status()
@@ -261,7 +267,7 @@ def main() -> None:
                         )
                 results = [
                     (name, target, *median_figures(runs[index]))
-                    for index, (name, _method, _path, _body, target) in enumerate(TARGETS)
+                    for index, (name, _method, _path, _body, target) in enumerate(targets)
                 ]
             finally:
                 for proc in servers:

@@ -83,7 +83,7 @@ def estimate(
     answer = engine_answer(
         lambda session, settings: run_estimate(
             session, request=request, costs=cost_assumptions(settings)
-        )
+        ).model_dump(mode="json")
     )
     if as_json:
         echo_json(answer)

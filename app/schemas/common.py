@@ -65,10 +65,23 @@ def _config_problem(value: Any, path: str, depth: int = 0) -> str | None:
     for key, item in items:
         if isinstance(key, str) and "\x00" in key:
             return f"{where}: a key contains NUL characters"
+        if _plainly_fine(item):
+            continue  # most of a config: skip building its path (a batch checks 100 configs)
         found = _config_problem(item, f"{path}.{key}" if path else str(key), depth + 1)
         if found is not None:
             return found
     return None
+
+
+def _plainly_fine(value: Any) -> bool:
+    """A scalar _config_problem would accept (False for anything it must look at)."""
+    kind = value.__class__
+    if kind is int or kind is float:
+        # NaN and infinities fail the comparison, so they take the full check.
+        return -MAX_CONFIG_NUMBER <= value <= MAX_CONFIG_NUMBER
+    if kind is str:
+        return len(value) <= MAX_CONFIG_STRING and "\x00" not in value
+    return value is None or kind is bool
 
 
 def _check_config(config: dict[str, Any]) -> dict[str, Any]:

@@ -139,24 +139,30 @@ class InlineBuild(StrictModel):
         if self.accelerators is not None:
             return self.accelerators
         assert self.accelerator is not None and self.accelerators_per_node is not None
-        return [InlineAcceleratorGroup(accelerator=self.accelerator,
-                                       count=self.accelerators_per_node)]
+        # Both values are validated already: construct the group without validating again.
+        return [InlineAcceleratorGroup.model_construct(accelerator=self.accelerator,
+                                                       count=self.accelerators_per_node)]
 
     @property
     def per_node(self) -> int:
         """Cards in one node over every group."""
-        return sum(g.count for g in self.groups)
+        if self.accelerators is not None:
+            return sum(g.count for g in self.accelerators)
+        assert self.accelerators_per_node is not None
+        return self.accelerators_per_node
 
     @model_validator(mode="after")
     def _consistent(self) -> "InlineBuild":
-        if self.per_node > MAX_ACCELERATORS_PER_NODE:
+        # Runs again when a validated InlineBuild passes through the slug-or union: keep it cheap.
+        per_node = self.per_node
+        if per_node > MAX_ACCELERATORS_PER_NODE:
             raise ValueError(f"accelerators: more than {MAX_ACCELERATORS_PER_NODE} cards per node")
-        count = self.nodes * self.per_node
+        count = self.nodes * per_node
         if count > MAX_INLINE_ACCELERATORS:
             raise ValueError(f"nodes x accelerators_per_node exceeds {MAX_INLINE_ACCELERATORS:,}")
         check_build_shape(
             nodes=self.nodes,
-            accelerators_per_node=self.per_node,
+            accelerators_per_node=per_node,
             scale_up_domain_accelerators=self.scale_up_domain_accelerators,
             inter_node_kind=None if self.inter_node_link is None else self.inter_node_link.kind,
         )

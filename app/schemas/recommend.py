@@ -15,6 +15,7 @@ from app.schemas.listing import (
     PrecisionName,
     SlugRef,
 )
+from app.schemas.model_profile import ModelListItem
 from app.schemas.serving import MAX_CONCURRENT_USERS, ServingPointOut
 
 # Below this many listed builds the answer is "short" and worth the lower-precision retries.
@@ -98,6 +99,12 @@ class FiguresOut(BaseModel):
     runtime: str = Field(description="the runtime the figures are for")
     launch_command: str = Field(description="how to run the plan with that runtime")
     objective: str = Field(description="what the automatic plan choice optimised")
+
+
+class ModelFitOut(FiguresOut):
+    """One catalog model on one build (the build page's "what it runs"; not an API answer)."""
+
+    model: ModelListItem
 
 
 class RecommendItem(FiguresOut):

@@ -1,11 +1,11 @@
 """Build rows: every catalog build loaded once per catalog version, ready for the engine.
 
-- `build_rows(snap) -> BuildRows`: the cached rows (list item, record, engine spec; plain and
-  typed) the build, estimate, compare, recommend and tier services read.
+- `build_rows(snap) -> BuildRows`: the cached rows (typed list item and record, engine spec)
+  the build, estimate, compare, recommend and tier services read.
 - `find_build(snap, slug, *, field)`: one row, or NotFound naming `field`.
 """
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from sqlalchemy import select
@@ -35,13 +35,11 @@ INTER_LINK_LABELS = {"infiniband": "InfiniBand", "ethernet": "Ethernet", "none":
 class BuildRow:
     """One build, ready to filter, sort, serialise and hand to the engine (read-only).
 
-    `item` and `read` are the plain values the other services read; `list_item` and `record`
-    are the same values as the API's typed answers, validated once per catalog version.
+    `list_item` and `record` are the API's typed answers, validated once per catalog version;
+    the other services read their attributes.
     """
 
     slug: str
-    item: dict[str, Any]
-    read: dict[str, Any]
     list_item: BuildListItem
     record: BuildRead
     spec: BuildSpec
@@ -91,22 +89,30 @@ def accelerators_label(spec: BuildSpec) -> str:
     return " + ".join(f"{count}× {name}" for name, count in counts.items())
 
 
-def mixed_build_fields(spec: BuildSpec) -> dict[str, Any]:
+@dataclass(frozen=True)
+class MixedBuildFields:
     """What a mixed or host-offloading build adds to its list item and record."""
-    return {
-        "accelerators_label": accelerators_label(spec),
-        "mixed": spec.is_mixed,
-        "min_accelerator_memory_gb": min(
-            g.accelerator.memory_gb for g in spec.accelerator_groups
-        ),
-        "slowest_pcie_gbs": spec.slowest_pcie_gbs,
-    }
+
+    accelerators_label: str
+    mixed: bool
+    min_accelerator_memory_gb: float
+    slowest_pcie_gbs: float | None
+
+
+def mixed_build_fields(spec: BuildSpec) -> MixedBuildFields:
+    """The mixed-build fields of a build's spec."""
+    return MixedBuildFields(
+        accelerators_label=accelerators_label(spec),
+        mixed=spec.is_mixed,
+        min_accelerator_memory_gb=min(g.accelerator.memory_gb for g in spec.accelerator_groups),
+        slowest_pcie_gbs=spec.slowest_pcie_gbs,
+    )
 
 
 def _row(build: Build) -> BuildRow:
     spec = build_spec(build)
     acc = build.accelerator
-    parts = mixed_build_fields(spec)
+    parts = asdict(mixed_build_fields(spec))
     item: dict[str, Any] = {
         "slug": build.slug,
         "name": build.name,
@@ -147,8 +153,6 @@ def _row(build: Build) -> BuildRow:
     )
     return BuildRow(
         slug=build.slug,
-        item=item,
-        read=read,
         list_item=BuildListItem.model_validate(item),
         record=BuildRead.model_validate(read),
         spec=spec,

@@ -38,13 +38,13 @@ def _sort_value(field: str) -> Any:
     if field == "tier":
         # Within a tier, cheapest first and unpriced builds last (nulls last, as documented).
         return lambda r: (
-            TIER_ORDER.get(r.item["tier"], 99),
-            r.item["price_usd"] is None,
-            r.item["price_usd"] or 0.0,
+            TIER_ORDER.get(r.list_item.tier, 99),
+            r.list_item.price_usd is None,
+            r.list_item.price_usd or 0.0,
         )
     if field in ("name", "slug"):
-        return lambda r: r.item[field].casefold()
-    return lambda r: r.item[field]
+        return lambda r: getattr(r.list_item, field).casefold()
+    return lambda r: getattr(r.list_item, field)
 
 
 def _matching(snap: Snapshot, query: BuildQuery) -> list[BuildRow]:
@@ -68,17 +68,17 @@ def _filter_and_sort(snap: Snapshot, query: BuildQuery) -> list[BuildRow]:
         )
     out = []
     for r in rows:
-        item = r.item
-        if query.tier is not None and item["tier"] != query.tier:
+        item = r.list_item
+        if query.tier is not None and item.tier != query.tier:
             continue
         if vendor is not None and vendor not in r.vendors:
             continue
         if query.accelerator is not None and query.accelerator not in r.accelerator_slugs:
             continue
-        if query.min_memory_gb is not None and item["total_memory_gb"] < query.min_memory_gb:
+        if query.min_memory_gb is not None and item.total_memory_gb < query.min_memory_gb:
             continue
         if query.max_price_usd is not None and (
-            item["price_usd"] is None or item["price_usd"] > query.max_price_usd
+            item.price_usd is None or item.price_usd > query.max_price_usd
         ):
             continue
         if fitting is not None and r.slug not in fitting:

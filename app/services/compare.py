@@ -206,6 +206,8 @@ def _compare(
     ]
     if model is not None and given:
         rows += model_rows(model, estimates, query)
-    return CompareOut(builds=items, model=model_out, workload=workload_out(workload), rows=rows)
+    # CompareOut.workload is documented as an object of any keys, so it takes the plain values.
+    workload_values = workload_out(workload).model_dump()
+    return CompareOut(builds=items, model=model_out, workload=workload_values, rows=rows)
 
 

@@ -17,18 +17,18 @@ from app.services.model_profiles import ModelProfileRow
 
 def connection_text(row: BuildRow) -> str:
     """How the accelerators are connected, in words."""
-    item = row.item
-    intra = INTRA_LINK_LABELS.get(item["intra_node_link_kind"], item["intra_node_link_kind"])
-    if item["accelerator_count"] == 1:
-        intra = "single accelerator" if item["intra_node_link_kind"] != "unified" else intra
-    elif item["intra_node_link_kind"] == "pcie":
+    item = row.list_item
+    intra = INTRA_LINK_LABELS.get(item.intra_node_link_kind, item.intra_node_link_kind)
+    if item.accelerator_count == 1:
+        intra = "single accelerator" if item.intra_node_link_kind != "unified" else intra
+    elif item.intra_node_link_kind == "pcie":
         intra = "PCIe through the host"
-    if item["nodes"] == 1:
+    if item.nodes == 1:
         return intra
-    inter = INTER_LINK_LABELS.get(item["inter_node_link_kind"], item["inter_node_link_kind"])
-    speed = item["inter_node_bandwidth_gbps"]
+    inter = INTER_LINK_LABELS.get(item.inter_node_link_kind, item.inter_node_link_kind)
+    speed = item.inter_node_bandwidth_gbps
     inter_text = f"{inter} {speed:,.0f} Gb/s" if speed else inter
-    return f"{intra} inside each node + {inter_text} between {item['nodes']} nodes"
+    return f"{intra} inside each node + {inter_text} between {item.nodes} nodes"
 
 
 def pooling_text(row: BuildRow) -> str:
@@ -104,12 +104,12 @@ def failover_text(
     """Fit and speed after losing one accelerator / one node, in words."""
     parts = []
     for case in failover_cases(build.spec, model.spec, workload, costs):
-        if case["fits"] and case["decode_tokens_per_s"] is not None:
-            parts.append(f"{case['lost']}: fits, {case['decode_tokens_per_s']:,.1f} tokens/s")
-        elif case["accelerators_left"] == 0:
-            parts.append(f"{case['lost']}: nothing left to run on")
+        if case.fits and case.decode_tokens_per_s is not None:
+            parts.append(f"{case.lost}: fits, {case.decode_tokens_per_s:,.1f} tokens/s")
+        elif case.accelerators_left == 0:
+            parts.append(f"{case.lost}: nothing left to run on")
         else:
-            parts.append(f"{case['lost']}: does not fit")
+            parts.append(f"{case.lost}: does not fit")
     return "; ".join(parts)
 
 

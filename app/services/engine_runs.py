@@ -33,10 +33,11 @@ from app.engine import (
 from app.errors import FieldError, InvalidInput, field_errors, summary
 from app.metrics import count_engine_evaluations
 from app.schemas.estimate import DEFAULT_PROMPT_TOKENS, WorkloadIn
+from app.schemas.estimate_answer import FailoverOut
 from app.schemas.inline import FORM_TEXT, InlineBuild, InlineModel
 from app.services.accelerators import find_accelerator
 from app.services.build_rows import BuildRow
-from app.services.estimate_answers import clean_result
+from app.services.estimate_answers import failover_out
 from app.services.model_profiles import ModelProfileRow
 from app.services.specs import accelerator_spec, inline_build_spec_from
 
@@ -219,13 +220,13 @@ def catalog_estimate(
 
 def failover_cases(
     build: BuildSpec, model: ModelSpec, workload: Workload, costs: CostAssumptions
-) -> list[dict[str, Any]]:
-    """Fit and speed after losing one accelerator / one node, in the FailoverOut shape."""
+) -> list[FailoverOut]:
+    """Fit and speed after losing one accelerator / one node."""
     try:
         cases = failover(build, model, workload, costs)
     except (EngineInputError, ArithmeticError):
         return []
-    return [clean_result(c) for c in cases]
+    return failover_out(cases)
 
 
 FormModelT = TypeVar("FormModelT", bound=BaseModel)

@@ -3,11 +3,11 @@
 Contract (callers: the JSON API, the HTML calculator, the build page, the CLI):
 - `cost_assumptions(settings, overrides=None) -> CostAssumptions`: the server's cost defaults
   (TIERLINE_AMORTIZATION_YEARS, _ELECTRICITY_USD_PER_KWH, _PUE) with optional overrides.
-- `run_estimate(session, *, request: EstimateRequest, costs) -> dict`: one engine run for a
-  slug-or-inline build and model, answered in the `EstimateOut` shape. Unknown slugs raise
+- `run_estimate(session, *, request: EstimateRequest, costs) -> EstimateOut`: one engine run
+  for a slug-or-inline build and model. Unknown slugs raise
   NotFound naming `build` / `model`; engine input errors raise InvalidInput naming the field
   (`build.*`, `model.config.*`, `workload.*`).
-- `run_batch(session, *, requests, costs) -> dict`: `BatchOut` shape; each entry is the answer
+- `run_batch(session, *, requests, costs) -> BatchOut`: each entry is the answer
   or the problem that stopped it (one bad entry does not fail the others). The request has a
   cost budget (`REQUEST_PLAN_BUDGET` candidate plans, failover searches included); beyond it
   the whole request is a 413 (ContentTooLarge) and nothing is answered.
@@ -15,8 +15,8 @@ Contract (callers: the JSON API, the HTML calculator, the build page, the CLI):
   plan's `launch_command` (catalog models named by their Hugging Face repository, from the
   model's source URL: `engine_runs.model_ref`) and `failover` (`engine_runs.failover_cases`).
 - `model_fits_for_build(session, *, slug, precision, context_tokens, batch, costs,
-  runtime=None, parallelism="auto")`: every catalog model on one build, in the recommend-item
-  shape (the build page's "what it runs").
+  runtime=None, parallelism="auto") -> list[ModelFitOut]`: every catalog model on one build with
+  its figures (the build page's "what it runs").
 Engine calls live in `engine_runs`, answer shapes in `estimate_answers`.
 """
 
@@ -24,6 +24,7 @@ Engine calls live in `engine_runs`, answer shapes in `estimate_answers`.
 from dataclasses import asdict
 from typing import Any
 
+from pydantic import TypeAdapter
 from sqlalchemy.orm import Session
 
 from app.caching import Snapshot, snapshot
@@ -31,6 +32,8 @@ from app.config import Settings
 from app.engine import CostAssumptions
 from app.errors import ContentTooLarge, DomainError, FieldError
 from app.schemas.estimate import CostsIn, EstimateRequest
+from app.schemas.estimate_answer import BatchOut, EstimateOut
+from app.schemas.recommend import ModelFitOut
 from app.services.build_rows import BuildRow, find_build
 from app.services.engine_runs import (
     catalog_estimate,
@@ -43,7 +46,7 @@ from app.services.engine_runs import (
     validate_form_text,
     workload_spec,
 )
-from app.services.estimate_answers import build_subject, estimate_answer, figures, model_subject
+from app.services.estimate_answers import build_subject, estimate_answer, model_fit, model_subject
 from app.services.model_profiles import ModelProfileRow, find_model_profile, model_profile_rows
 
 
@@ -64,16 +67,14 @@ def cost_assumptions(
     return CostAssumptions(**values)
 
 
-def _estimate_at(
-    snap: Snapshot, request: EstimateRequest, costs: CostAssumptions
-) -> dict[str, Any]:
+def _estimate_at(snap: Snapshot, request: EstimateRequest, costs: CostAssumptions) -> EstimateOut:
     workload = workload_spec(request.workload)
     build_row: BuildRow | None = None
     model_row: ModelProfileRow | None = None
     if isinstance(request.build, str):
         build_row = find_build(snap, request.build, field="build")
         build_spec_ = build_row.spec
-        build = build_subject(build_spec_, slug=build_row.slug, tier=build_row.item["tier"])
+        build = build_subject(build_spec_, slug=build_row.slug, tier=build_row.list_item.tier)
     else:
         build_spec_ = inline_build_spec(snap, request.build)
         build = build_subject(build_spec_, slug=None)
@@ -85,7 +86,7 @@ def _estimate_at(
         model_spec_ = inline_model_spec(request.model)
         model = model_subject(model_spec_, slug=None)
     if build_row is not None and model_row is not None:
-        # Catalog runs are memoised whole: serialising an Estimate costs more than a cache hit.
+        # Catalog answers are memoised whole per catalog version (a hit skips building them).
         row_b, row_m = build_row, model_row
         return snap.memo(
             ("estimate_answer", row_b.slug, row_m.slug, workload, costs),
@@ -109,8 +110,8 @@ def _estimate_at(
 
 def run_estimate(
     session: Session, *, request: EstimateRequest, costs: CostAssumptions
-) -> dict[str, Any]:
-    """One engine run (EstimateOut shape)."""
+) -> EstimateOut:
+    """One engine run."""
     return _estimate_at(snapshot(session), request, _request_costs(costs, request))
 
 
@@ -122,6 +123,8 @@ def _request_costs(costs: CostAssumptions, request: EstimateRequest) -> CostAssu
     return CostAssumptions(**values)
 
 
+_BATCH = TypeAdapter(BatchOut)
+
 # Cost budget of one request, in candidate plans the engine evaluates (each ~3 µs). The plan
 # search is bounded per estimate (<= 8 tensor-parallel sizes x ~2 sqrt(layers) stage counts,
 # whatever the accelerator count), so a full batch of 100 stays well inside it; the budget is
@@ -129,19 +132,19 @@ def _request_costs(costs: CostAssumptions, request: EstimateRequest) -> CostAssu
 REQUEST_PLAN_BUDGET = 100_000
 
 
-def plans_in(answer: dict[str, Any]) -> int:
+def plans_in(answer: EstimateOut) -> int:
     """Candidate plans an answer cost: its own search and its failover searches."""
-    return int(answer["plan"]["plans_evaluated"]) * (1 + len(answer.get("failover") or []))
+    return answer.plan.plans_evaluated * (1 + len(answer.failover))
 
 
 def run_batch(
     session: Session, *, requests: list[EstimateRequest], costs: CostAssumptions
-) -> dict[str, Any]:
-    """Several engine runs (BatchOut shape); a failing entry carries its problem instead.
+) -> BatchOut:
+    """Several engine runs; a failing entry carries its problem instead.
 
     Raises ContentTooLarge (413) when the entries together exceed REQUEST_PLAN_BUDGET."""
     snap = snapshot(session)
-    results = []
+    results: list[dict[str, Any]] = []
     spent = 0
     for index, request in enumerate(requests):
         try:
@@ -162,7 +165,8 @@ def run_batch(
             results.append({"index": index, "ok": False, "result": None, "error": problem})
         else:
             results.append({"index": index, "ok": True, "result": answer, "error": None})
-    return {"results": results}
+    # The answers are EstimateOut already: validation passes them through as they are.
+    return _BATCH.validate_python({"results": results})
 
 
 def parse_estimate_request(raw: Any) -> EstimateRequest:
@@ -180,7 +184,7 @@ def model_fits_for_build(
     costs: CostAssumptions,
     runtime: str | None = None,
     parallelism: str = "auto",
-) -> list[dict[str, Any]]:
+) -> list[ModelFitOut]:
     """Every catalog model on one build: fit, verdict, speed and cost, largest model first."""
     snap = snapshot(session)
     build = find_build(snap, slug)
@@ -194,5 +198,5 @@ def model_fits_for_build(
     out = []
     for model in sorted(model_profile_rows(snap).values(), key=lambda m: (-m.params_total, m.slug)):
         est = catalog_estimate(snap, build=build, model=model, workload=workload, costs=costs)
-        out.append({"model": model.item, **figures(est)})
+        out.append(model_fit(est, model.list_item))
     return out

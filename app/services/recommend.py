@@ -26,7 +26,7 @@ from sqlalchemy.orm import Session
 from app.caching import Snapshot, snapshot
 from app.engine import PRECISIONS, CostAssumptions, Workload
 from app.errors import DomainError
-from app.schemas.recommend import SHORT_ANSWER, RecommendQuery
+from app.schemas.recommend import SHORT_ANSWER, FiguresOut, RecommendQuery
 from app.services.build_rows import BuildRow, build_rows
 from app.services.engine_runs import catalog_estimate, simple_workload
 from app.services.estimate_answers import figures, workload_out
@@ -58,26 +58,26 @@ def pareto_front(points: list[tuple[float | None, float | None]]) -> list[bool]:
     return out
 
 
-def _too_slow(query: RecommendQuery, f: dict[str, Any]) -> bool:
+def _too_slow(query: RecommendQuery, f: FiguresOut) -> bool:
     return (
         query.min_decode_tokens_per_s is not None
-        and (f["decode_tokens_per_s"] or 0.0) < query.min_decode_tokens_per_s
+        and (f.decode_tokens_per_s or 0.0) < query.min_decode_tokens_per_s
     )
 
 
 def _unpriced(query: RecommendQuery, row: BuildRow) -> bool:
-    return query.max_price_usd is not None and row.item["price_usd"] is None
+    return query.max_price_usd is not None and row.list_item.price_usd is None
 
 
 def _over_price(query: RecommendQuery, row: BuildRow) -> bool:
     return (
         query.max_price_usd is not None
-        and row.item["price_usd"] is not None
-        and row.item["price_usd"] > query.max_price_usd
+        and row.list_item.price_usd is not None
+        and row.list_item.price_usd > query.max_price_usd
     )
 
 
-def _passes(query: RecommendQuery, row: BuildRow, f: dict[str, Any]) -> bool:
+def _passes(query: RecommendQuery, row: BuildRow, f: FiguresOut) -> bool:
     return not (_too_slow(query, f) or _unpriced(query, row) or _over_price(query, row))
 
 
@@ -87,7 +87,7 @@ def _fitting(
     model: ModelProfileRow,
     workload: Workload,
     costs: CostAssumptions,
-) -> list[tuple[BuildRow, dict[str, Any]]]:
+) -> list[tuple[BuildRow, FiguresOut]]:
     out = []
     for row in rows:
         est = catalog_estimate(snap, build=row, model=model, workload=workload, costs=costs)
@@ -96,8 +96,8 @@ def _fitting(
     return out
 
 
-def _miss(row: BuildRow, f: dict[str, Any]) -> dict[str, Any]:
-    return {"build": row.item, **f}
+def _miss(row: BuildRow, f: FiguresOut) -> dict[str, Any]:
+    return {"build": row.list_item.model_dump(), **dict(f)}
 
 
 def lower_precisions(precision: str) -> list[str]:
@@ -126,14 +126,14 @@ def recommend(session: Session, *, query: RecommendQuery, costs: CostAssumptions
         field = query.sort.lstrip("-")
         descending = query.sort.startswith("-")
 
-        def value(pair: tuple[Any, dict[str, Any]]) -> Any:
+        def value(pair: tuple[BuildRow, FiguresOut]) -> Any:
             row, f = pair
-            return row.item["price_usd"] if field == "price_usd" else f[field]
+            return row.list_item.price_usd if field == "price_usd" else getattr(f, field)
 
         ranked = sort_rows(kept, value, descending=descending, tiebreak=lambda p: p[0].slug)
-        front = pareto_front([(r.item["price_usd"], f["decode_tokens_per_s"]) for r, f in ranked])
+        front = pareto_front([(r.list_item.price_usd, f.decode_tokens_per_s) for r, f in ranked])
         items = [
-            {"rank": i + 1, "build": row.item, **f, "pareto": on_front}
+            {"rank": i + 1, "build": row.list_item.model_dump(), **dict(f), "pareto": on_front}
             for i, ((row, f), on_front) in enumerate(zip(ranked, front, strict=True))
         ]
         return {
@@ -144,7 +144,7 @@ def recommend(session: Session, *, query: RecommendQuery, costs: CostAssumptions
                 "params_active": model.item["params_active"],
                 "rule_of_thumb_gb": model.rule_of_thumb_gb(query.precision),
             },
-            "workload": workload_out(workload),
+            "workload": workload_out(workload).model_dump(),
             "sort": query.sort,
             "pareto_axes": PARETO_AXES,
             "items": items,
@@ -170,7 +170,7 @@ def recommend(session: Session, *, query: RecommendQuery, costs: CostAssumptions
         }
 
     def _nearest_misses(
-        rows: Sequence[BuildRow], fitting: list[tuple[BuildRow, dict[str, Any]]], passing: int
+        rows: Sequence[BuildRow], fitting: list[tuple[BuildRow, FiguresOut]], passing: int
     ) -> dict[str, Any]:
         only_slow = [
             (row, f)
@@ -178,15 +178,15 @@ def recommend(session: Session, *, query: RecommendQuery, costs: CostAssumptions
             if _too_slow(query, f)
             and not _over_price(query, row)
             and not _unpriced(query, row)
-            and row.item["price_usd"] is not None
+            and row.list_item.price_usd is not None
         ]
         only_pricey = [
             (row, f) for row, f in fitting if _over_price(query, row) and not _too_slow(query, f)
         ]
-        cheapest = min(only_slow, key=lambda p: (p[0].item["price_usd"], p[0].slug), default=None)
+        cheapest = min(only_slow, key=lambda p: (p[0].list_item.price_usd, p[0].slug), default=None)
         fastest = min(
             only_pricey,
-            key=lambda p: (-(p[1]["decode_tokens_per_s"] or 0.0), p[0].slug),
+            key=lambda p: (-(p[1].decode_tokens_per_s or 0.0), p[0].slug),
             default=None,
         )
         return {

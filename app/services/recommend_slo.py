@@ -102,7 +102,7 @@ def recommend_at_slo(
         one = curve.curve[0] if curve.curve else None
         missed.append(
             {
-                "build": row.item,
+                "build": row.list_item.model_dump(),
                 "limits": limits_missed(one, slo) if one else [],
                 "one_request": point_out(one) if one else None,
             }

@@ -120,7 +120,7 @@ def run_serving(
     if isinstance(request.build, str):
         row = find_build(snap, request.build, field="build")
         build = row.spec
-        build_out = build_subject(build, slug=row.slug, tier=row.item["tier"])
+        build_out = build_subject(build, slug=row.slug, tier=row.list_item.tier)
     else:
         build = inline_build_spec(snap, request.build)
         build_out = build_subject(build, slug=None)
@@ -177,7 +177,7 @@ def rank_at_slo(
         plan, at = found
         out.append(
             {
-                "build": row.item,
+                "build": row.list_item.model_dump(),
                 "plan": plan.description,
                 **point_out(at.point),
                 "copies_needed": at.copies_needed,

@@ -15,6 +15,7 @@ from app.engine.serving import (
     Speculative,
     default_acceptance,
 )
+from app.schemas.estimate_answer import BuildSubjectOut, ModelSubjectOut
 from app.services.estimate_answers import workload_out
 
 
@@ -73,9 +74,9 @@ def serving_answer(
     curve: ServingCurve,
     *,
     build: BuildSpec,
-    build_out: dict[str, Any],
+    build_out: BuildSubjectOut,
     model: ModelSpec,
-    model_out: dict[str, Any],
+    model_out: ModelSubjectOut,
     workload: Workload,
     serving: ServingWorkload,
     slo: ServiceLevel,
@@ -104,9 +105,10 @@ def serving_answer(
     if spec.kind != "none" and rate is None:
         rate = default_acceptance(spec.kind, model.name)
     return {
-        "build": build_out,
-        "model": model_out,
-        "workload": workload_out(workload),
+        # Plain values: the serving pages still read this answer as a dict.
+        "build": build_out.model_dump(),
+        "model": model_out.model_dump(),
+        "workload": workload_out(workload).model_dump(),
         "serving": {
             "input_tokens": serving.input_tokens,
             "output_tokens": serving.output_tokens,

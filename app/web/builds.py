@@ -218,7 +218,7 @@ def build_page(
         plan_query.notices.extend(notices_from(error.errors) or [Notice(error.detail)])
         plan = PlanChoice()
         fits = build_model_fits(session, build_slug=slug, settings=settings)
-    story = next((f for f in fits.runs if f.model["slug"] == STORY_MODEL), None)
+    story = next((f for f in fits.runs if f.model.slug == STORY_MODEL), None)
     read["pooled_memory_gb"] = fits.pooled_memory_gb
     read["usd_per_gb"] = fits.usd_per_gb
     estimated = set(read.get("estimated") or [])
@@ -252,7 +252,7 @@ def build_page(
             "story": story,
             "notices": plan_query.notices,
             "serving": section,
-            "serving_models": [(f.model["slug"], f.model["name"]) for f in fits.runs],
+            "serving_models": [(f.model.slug, f.model.name) for f in fits.runs],
             "precisions": precision_options(),
             "serving_chart_url": with_query("/serving/curve.svg", section.query)
             if section and section.answer and section.answer["curve"]
@@ -273,7 +273,7 @@ def _serving_section(
     """The build's serving curve for ?model= under the limits in the query; by default the
     largest catalog model with a serving curve here (at the precision it runs at). None when
     the build runs no catalog model."""
-    runs = {f.model["slug"]: f for f in fits.runs}
+    runs = {f.model.slug: f for f in fits.runs}
     if not runs:
         return None
     asked = raw.get("model", "")

@@ -16,6 +16,7 @@ from app.deps import SessionDep, SettingsDep
 from app.engine import KV_BITS, PRECISIONS
 from app.errors import DomainError, FieldError, InvalidInput
 from app.problems import PROBLEM_JSON
+from app.schemas.estimate_answer import EstimateOut
 from app.schemas.inline import InlineModel
 from app.services.accuracy import accuracy_notes_for_estimate
 from app.services.estimates import (
@@ -38,7 +39,7 @@ router = APIRouter(include_in_schema=False)
 
 def evaluate(
     session: Any, settings: Settings, raw: dict[str, str]
-) -> tuple[dict[str, Any] | None, list[Notice], int]:
+) -> tuple[EstimateOut | None, list[Notice], int]:
     """(answer or None, notices, status) for a calculator query."""
     try:
         raw = with_hub_config(raw, settings)
@@ -62,22 +63,22 @@ def evaluate(
 
 
 def no_verdict_help(
-    session: Any, settings: Settings, raw: dict[str, str], answer: dict[str, Any] | None
+    session: Any, settings: Settings, raw: dict[str, str], answer: EstimateOut | None
 ) -> dict[str, Any] | None:
     """For an inference "No": links to the catalog builds that run the model at this precision,
     the longest context that fits here, and the highest lower precision that fits here (each
     lower precision is one more engine run, stopped at the first that fits)."""
-    if answer is None or answer["fits"] or answer["workload"]["mode"] != "inference":
+    if answer is None or answer.fits or answer.workload.mode != "inference":
         return None
-    precision = answer["workload"]["precision"]
-    slug = answer["model"]["slug"]
+    precision = answer.workload.precision
+    slug = answer.model.slug
     builds_url = (
         with_query("/builds", {"fits_model": slug, "precision": precision,
-                               "context_tokens": answer["workload"]["context_tokens"]})
+                               "context_tokens": answer.workload.context_tokens})
         if slug
         else None
     )
-    longest = answer["max_context_tokens_that_fit"]
+    longest = answer.max_context_tokens_that_fit
     context_url = (
         with_query("/estimate", {**raw, "context_tokens": longest}) if longest else None
     )
@@ -85,7 +86,7 @@ def no_verdict_help(
     for lower in lower_precisions(precision):
         candidate = {**raw, "precision": lower}
         there, _notices, _status = evaluate(session, settings, candidate)
-        if there is not None and there["fits"]:
+        if there is not None and there.fits:
             fitting_precision = {"precision": lower, "url": with_query("/estimate", candidate)}
             break
     return {
@@ -198,7 +199,7 @@ def estimate_json(request: Request, session: SessionDep, settings: SettingsDep) 
             error.status_code = status
         return JSONResponse(error.problem(instance=request.url.path), status_code=error.status_code,
                             media_type=PROBLEM_JSON)
-    return JSONResponse(answer)
+    return JSONResponse(answer.model_dump(mode="json"))
 
 
 @router.get("/estimate/memory.svg")
@@ -216,8 +217,8 @@ def estimate_memory_chart(request: Request, session: SessionDep, settings: Setti
     svg = cached_chart(
         snap,
         key,
-        lambda: memory_breakdown_svg(answer["memory"],
-                                     accelerators_used=answer["plan"]["accelerators_used"]),
+        lambda: memory_breakdown_svg(answer.memory.model_dump(),
+                                     accelerators_used=answer.plan.accelerators_used),
     )
     return Response(svg, media_type="image/svg+xml",
                     headers=SVG_HEADERS)

@@ -18,6 +18,8 @@ from app.engine.cost import build_price_usd
 from app.formatting import precision_label
 from app.models import Accelerator, Build, ModelProfile
 from app.schemas.compare import CompareOut
+from app.schemas.model_profile import ModelListItem
+from app.schemas.recommend import ModelFitOut
 from app.services.build_rows import find_build, pooled_memory_gb
 from app.services.estimates import cost_assumptions, model_fits_for_build
 
@@ -92,12 +94,12 @@ def filter_options(session: Session) -> FilterOptions:
         return FilterOptions(
             vendors=tuple(sorted({r.vendor for r in builds}, key=str.casefold)),
             builds=tuple(
-                sorted(((r.slug, r.item["name"]) for r in builds), key=lambda p: p[1].casefold())
+                sorted(((r.slug, r.list_item.name) for r in builds), key=lambda p: p[1].casefold())
             ),
             models=tuple(sorted(((r.slug, r.name) for r in models), key=lambda p: p[1].casefold())),
             accelerators=tuple(
                 sorted(
-                    ((r.slug, r.item["name"]) for r in accelerators.values()),
+                    ((r.slug, r.list_item.name) for r in accelerators.values()),
                     key=lambda p: p[1].casefold(),
                 )
             ),
@@ -116,9 +118,9 @@ BUILD_PAGE_CONTEXT_TOKENS = 4096
 class ModelFit:
     """One catalog model on one build at the best precision that fits (or the last tried)."""
 
-    model: dict[str, Any]
+    model: ModelListItem
     precision: str
-    figures: dict[str, Any]
+    figures: ModelFitOut
 
 
 @dataclass(frozen=True)
@@ -174,16 +176,16 @@ def build_model_fits(
         chosen = None
         for p in precisions:
             entry = per_precision[p][index]
-            if entry["fits"]:
-                chosen = ModelFit(model=entry["model"], precision=p, figures=entry)
+            if entry.fits:
+                chosen = ModelFit(model=entry.model, precision=p, figures=entry)
                 break
         if chosen is not None:
             runs.append(chosen)
         else:
             last = per_precision[precisions[-1]][index]
-            misses.append(ModelFit(model=first["model"], precision=precisions[-1], figures=last))
-    price = row.item["price_usd"]
-    total = row.item["total_memory_gb"]
+            misses.append(ModelFit(model=first.model, precision=precisions[-1], figures=last))
+    price = row.list_item.price_usd
+    total = row.list_item.total_memory_gb
     return BuildModelFits(
         build_slug=build_slug,
         pooled_memory_gb=pooled_memory_gb(row.spec),
@@ -194,7 +196,7 @@ def build_model_fits(
         parallelism=parallelism,
         runs=tuple(runs),
         does_not_run=tuple(misses),
-        accelerator_name=row.item["accelerator_name"],
+        accelerator_name=row.list_item.accelerator_name,
         accelerator_price_usd=row.spec.accelerator.price_usd,
         derived_price_usd=build_price_usd(row.spec) if price is None else None,
     )
@@ -245,7 +247,7 @@ def tier_story(session: Session, *, settings: Settings | None = None) -> TierSto
             return None
         fits, verdict = verdicts.get(slug, (None, None))
         return {
-            **row.item,
+            **row.list_item.model_dump(),
             "accelerator_memory_gb": row.spec.accelerator.memory_gb,
             "nodes": row.spec.nodes,
             "fits": fits,

@@ -27,19 +27,7 @@ TYPED_SERVICES = (
     "listing",
 )
 # module.function -> why it still returns a dict. Shrink this list; never grow it.
-NOT_YET_TYPED = {
-    "build_rows.mixed_build_fields": "fields merged into the row's plain list item and record",
-    "estimates.run_estimate": "EstimateOut not built yet (issue 16)",
-    "estimates.run_batch": "BatchOut not built yet (issue 16)",
-    "estimates.model_fits_for_build": "EstimateOut dicts per catalog model (build page, recommend)",
-    "estimate_answers.clean_result": "engine dataclass flattened for EstimateOut",
-    "estimate_answers.build_subject": "a BuildSubjectOut dict; typed with run_estimate",
-    "estimate_answers.model_subject": "a ModelSubjectOut dict; typed with run_estimate",
-    "estimate_answers.workload_out": "CompareOut.workload is declared a dict; also EstimateOut",
-    "estimate_answers.estimate_answer": "an EstimateOut dict; typed with run_estimate",
-    "estimate_answers.figures": "EstimateOut's figures, shared with recommend and serving",
-    "engine_runs.failover_cases": "FailoverOut dicts; typed with run_estimate",
-}
+NOT_YET_TYPED: dict[str, str] = {}
 
 
 def untyped_returns(source: str) -> list[str]:

@@ -82,7 +82,7 @@ def report_inputs_digest(snap: Snapshot) -> str:
             accelerator_slugs.update(str(g.get("accelerator")) for g in groups)
         for slug in sorted(build_slugs):
             build = builds.get(slug)
-            _feed(digest, f"build {slug}", None if build is None else build.read)
+            _feed(digest, f"build {slug}", None if build is None else build.record.model_dump())
             if build is not None:
                 accelerator_slugs.update(build.accelerator_slugs)
         for slug in sorted(accelerator_slugs):
