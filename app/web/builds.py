@@ -7,9 +7,10 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 from sqlalchemy.orm import Session
 
+from app.api._common import catalog_session, settings_of
 from app.caching import snapshot
 from app.config import Settings
-from app.deps import SessionDep, SettingsDep
+from app.deps import SessionDep
 from app.errors import DomainError
 from app.formatting import tier_name
 from app.models import TIERS
@@ -193,11 +194,14 @@ def _field(read: dict[str, Any], path: str) -> Any:
 
 
 @router.get("/builds/{slug}", response_class=HTMLResponse)
-def build_page(
-    request: Request, session: SessionDep, settings: SettingsDep, slug: str
-) -> Response:
+def build_page(request: Request, slug: str) -> Response:
     """One build's spec sheet and the catalog models it runs."""
-    return cached_page(request, session, lambda: _build_page(request, session, settings, slug))
+    # Session and settings read directly, as on the home page (two thread-pool hops fewer).
+    with catalog_session(request) as session:
+        settings = settings_of(request)
+        return cached_page(
+            request, session, lambda: _build_page(request, session, settings, slug)
+        )
 
 
 def _build_page(request: Request, session: Session, settings: Settings, slug: str) -> Response:
