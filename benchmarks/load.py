@@ -14,6 +14,11 @@ body, the whole middleware stack) on the same server. It is what this machine, w
 PostgreSQL on the same cores, gives for the cheapest request the app can answer; the mix cannot
 do better. The load average is printed with the figures: other work on the machine moves them.
 
+Before the mix every distinct request is sent a few times (warm-up), and each phase starts once
+the server has drained the previous one's requests. Beside wrk's figures, the server's own view
+(p50/p99 of the durations in its JSON log lines, admission queue included) tells the app's time
+from the machine's: wrk, PostgreSQL and any other work share the same cores.
+
     python benchmarks/load.py [--duration 30] [--connections 64] [--port 8401]
     TIERLINE_LOAD_POSTGRES_URL=postgresql+psycopg://postgres@127.0.0.1:5432/postgres (default)
 """
@@ -119,8 +124,8 @@ def catalog(url: str) -> dict[str, list[dict[str, Any]]]:
     return document
 
 
-def lua_script(document: dict[str, list[dict[str, Any]]]) -> str:
-    """A wrk script cycling through the request mix (weights by repetition)."""
+def mix_requests(document: dict[str, list[dict[str, Any]]]) -> list[tuple[str, str, str]]:
+    """The request mix as (method, path, JSON body or ""), weights by repetition, shuffled."""
     builds = [b["slug"] for b in document["builds"]]
     models = [m["slug"] for m in document["models"]]
     rng = random.Random(7)
@@ -149,6 +154,11 @@ def lua_script(document: dict[str, list[dict[str, Any]]]) -> str:
         add("POST", "/api/v1/estimate", body, weight=2)
         add("GET", f"/api/v1/recommend?model={model}&precision=int4")
     rng.shuffle(requests)
+    return requests
+
+
+def lua_script(requests: list[tuple[str, str, str]]) -> str:
+    """A wrk script cycling through the request mix."""
     entries = ",\n".join(
         f'  {{"{m}", "{p}", {"[==[" + b + "]==]" if b else "nil"}}}'
         for m, p, b in requests
@@ -230,6 +240,24 @@ def parse_wrk(output: str) -> dict[str, float]:
         "non_2xx": float(non2xx.group(1)) if non2xx else 0,
         "socket_errors": float(sum(int(x) for x in sock.groups())) if sock else 0,
     }
+
+
+def warm_up(base: str, mix: list[tuple[str, str, str]], *, rounds: int = 4) -> None:
+    """Every distinct request of the mix `rounds` times, 8 at a time, so that both workers have
+    their templates, pools and caches warm: the figures are the steady state with the writer's
+    edits, not each worker's first visit to each page (a 15 s run would be mostly that)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    distinct = sorted(set(mix)) * rounds
+
+    def fetch(request: tuple[str, str, str]) -> None:
+        method, path, body = request
+        headers = {"Content-Type": "application/json"} if body else {}
+        with contextlib.suppress(httpx.HTTPError):
+            httpx.request(method, base + path, content=body or None, headers=headers, timeout=60)
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        list(pool.map(fetch, distinct))
 
 
 def wait_until_idle(base: str, *, timeout_s: float = 20.0) -> float:
@@ -316,11 +344,11 @@ def main() -> int:
             time.sleep(0.2)
         else:
             raise SystemExit("server did not start")
+        mix = mix_requests(document)
         with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as fh:
-            fh.write(lua_script(document))
+            fh.write(lua_script(mix))
             script = fh.name
-        # Warm-up: templates, caches and pools in both workers.
-        subprocess.run([wrk, "-t2", "-c16", "-d3s", "-s", script, base], capture_output=True)
+        warm_up(base, mix)
 
         wait_until_idle(base)
         offsets = {"mix": os.path.getsize(server_log.name)}
