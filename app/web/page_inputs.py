@@ -17,8 +17,9 @@ from app.services.model_profiles import model_profile_rows
 
 T = TypeVar("T")
 
-# A build page holds ~2 values (fits, serving section), ~50-150 kB each: 512 entries cover every
-# seeded build under a few plan choices (~40 MB per worker at worst).
+# Two values per build page and query (fits: 18-25 kB pickled, serving section: 6-9 kB, a few
+# times that in memory): 512 entries cover every seeded build under a few plan choices and limits
+# (tens of MB per worker at worst).
 PAGE_VALUES = ValueCache(max_entries=512)
 
 
