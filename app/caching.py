@@ -22,7 +22,7 @@ import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from sqlalchemy.orm import Session
 
@@ -34,59 +34,14 @@ T = TypeVar("T")
 DEFAULT_MAX_ENTRIES = 20_000
 
 
-class CatalogCache:
-    """LRU memo whose entries belong to one (database, catalog version) scope."""
-
-    def __init__(self, max_entries: int = DEFAULT_MAX_ENTRIES) -> None:
-        self.max_entries = max_entries
-        self._lock = threading.Lock()
-        self._entries: OrderedDict[tuple[Hashable, ...], Any] = OrderedDict()
-        # Latest version seen per database: older scopes are dropped when a newer one appears.
-        self._latest: dict[Hashable, int] = {}
-
-    def get(self, database: Hashable, version: int, key: Hashable, compute: Callable[[], T]) -> T:
-        """The cached value for (database, version, key), computing it on a miss."""
-        full_key = (database, version, key)
-        with self._lock:
-            if self._latest.get(database, -1) < version:
-                self._drop_database(database)
-                self._latest[database] = version
-            try:
-                value = self._entries[full_key]
-            except KeyError:
-                pass
-            else:
-                self._entries.move_to_end(full_key)
-                return value  # type: ignore[no-any-return]
-        # Computed outside the lock: two threads may compute the same value once each, which
-        # is cheaper than serialising every request behind a slow engine sweep.
-        value = compute()
-        with self._lock:
-            if self._latest.get(database, -1) <= version:
-                self._entries[full_key] = value
-                while len(self._entries) > self.max_entries:
-                    self._entries.popitem(last=False)
-        return value
-
-    def clear(self) -> None:
-        """Forget everything (tests and benchmarks only; correctness never depends on it)."""
-        with self._lock:
-            self._entries.clear()
-            self._latest.clear()
-
-    def _drop_database(self, database: Hashable) -> None:
-        for stale in [k for k in self._entries if k[0] == database]:
-            del self._entries[stale]
+_MISSING = object()
 
 
-CACHE = CatalogCache()
+class _LRUMemo:
+    """The LRU both cache kinds share: lock-guarded lookups, values computed outside the lock.
 
-
-class ValueCache:
-    """Thread-safe LRU memo for pure functions, keyed by the (hashable) values they depend on.
-
-    A key must hold every input of the computation, by value (frozen dataclasses, tuples,
-    strings, numbers): then an entry is never stale and needs no invalidation.
+    Subclasses may drop entries before a lookup (`_before_lookup`) and refuse to keep a value
+    computed for a key that went stale meanwhile (`_may_store`); both run under the lock.
     """
 
     def __init__(self, max_entries: int) -> None:
@@ -94,30 +49,85 @@ class ValueCache:
         self._lock = threading.Lock()
         self._entries: OrderedDict[Hashable, Any] = OrderedDict()
 
-    def get(self, key: Hashable, compute: Callable[[], T]) -> T:
-        """The cached value for `key`, computing it on a miss (outside the lock)."""
+    def _memo(self, key: Hashable, compute: Callable[[], T]) -> T:
         with self._lock:
-            try:
-                value = self._entries[key]
-            except KeyError:
-                pass
-            else:
+            self._before_lookup(key)
+            value = self._entries.get(key, _MISSING)
+            if value is not _MISSING:
                 self._entries.move_to_end(key)
                 return value  # type: ignore[no-any-return]
+        # Computed outside the lock: two threads may compute the same value once each, which
+        # is cheaper than serialising every request behind a slow engine sweep.
         value = compute()
         with self._lock:
-            self._entries[key] = value
-            while len(self._entries) > self.max_entries:
-                self._entries.popitem(last=False)
+            if self._may_store(key):
+                self._entries[key] = value
+                while len(self._entries) > self.max_entries:
+                    self._entries.popitem(last=False)
         return value
 
+    def _before_lookup(self, key: Hashable) -> None:
+        pass
+
+    def _may_store(self, key: Hashable) -> bool:
+        return True
+
     def clear(self) -> None:
-        """Forget everything (tests and benchmarks only)."""
+        """Forget everything (tests and benchmarks only; correctness never depends on it)."""
         with self._lock:
             self._entries.clear()
 
     def __len__(self) -> int:
         return len(self._entries)
+
+
+_ScopedKey = tuple[Hashable, int, Hashable]  # (database, catalog version, key)
+
+
+class CatalogCache(_LRUMemo):
+    """LRU memo whose entries belong to one (database, catalog version) scope."""
+
+    def __init__(self, max_entries: int = DEFAULT_MAX_ENTRIES) -> None:
+        super().__init__(max_entries)
+        # Latest version seen per database: older scopes are dropped when a newer one appears.
+        self._latest: dict[Hashable, int] = {}
+
+    def get(self, database: Hashable, version: int, key: Hashable, compute: Callable[[], T]) -> T:
+        """The cached value for (database, version, key), computing it on a miss."""
+        return self._memo((database, version, key), compute)
+
+    def _before_lookup(self, key: Hashable) -> None:
+        database, version, _ = cast(_ScopedKey, key)
+        if self._latest.get(database, -1) < version:
+            for stale in [k for k in self._entries if cast(_ScopedKey, k)[0] == database]:
+                del self._entries[stale]
+            self._latest[database] = version
+
+    def _may_store(self, key: Hashable) -> bool:
+        # A value computed while a newer version appeared belongs to a scope already dropped.
+        database, version, _ = cast(_ScopedKey, key)
+        return self._latest.get(database, -1) <= version
+
+    def clear(self) -> None:
+        """Forget everything (tests and benchmarks only; correctness never depends on it)."""
+        with self._lock:
+            self._entries.clear()
+            self._latest.clear()
+
+
+CACHE = CatalogCache()
+
+
+class ValueCache(_LRUMemo):
+    """Thread-safe LRU memo for pure functions, keyed by the (hashable) values they depend on.
+
+    A key must hold every input of the computation, by value (frozen dataclasses, tuples,
+    strings, numbers): then an entry is never stale and needs no invalidation.
+    """
+
+    def get(self, key: Hashable, compute: Callable[[], T]) -> T:
+        """The cached value for `key`, computing it on a miss (outside the lock)."""
+        return self._memo(key, compute)
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,9 @@ from app.services.compare import compare_builds  # noqa: E402
 from app.services.estimates import cost_assumptions, run_estimate  # noqa: E402
 from app.services.recommend import recommend  # noqa: E402
 from app.services.tiers import tier_line  # noqa: E402
+from app.web import page_inputs  # noqa: E402
+from app.web.pages import build_model_fits  # noqa: E402
+from app.web.serving_sections import build_page_section  # noqa: E402
 
 
 @contextmanager
@@ -93,7 +96,8 @@ def main() -> int:
             )
         engine = make_engine(url)
         session = make_sessionmaker(engine)()
-        costs = cost_assumptions(Settings(database_url=url))
+        settings = Settings(database_url=url)
+        costs = cost_assumptions(settings)
         snap = caching.snapshot(session)
         slugs = [row.slug for row in build_rows(snap).rows]
         everything = BuildQuery()
@@ -105,6 +109,9 @@ def main() -> int:
         page_json = {"items": page.items, "total": page.total, "page": 1, "per_page": 50,
                      "next_url": None}
         answer = run_estimate(session, request=catalog_one, costs=costs)
+        # A desktop build: most catalog models need the serving section's search for a curve.
+        desktop = "4x-rtx-4090-workstation"
+        fits = build_model_fits(session, build_slug=desktop, settings=settings)
 
         def layer_memo(name: str) -> Callable[[], Any]:
             return lambda: memo_bypassed(name)
@@ -134,6 +141,13 @@ def main() -> int:
              lambda: _both(memo_bypassed("estimate_answer"),
                            value_cache_bypassed(engine_runs.ENGINE_RESULTS)),
              lambda: run_estimate(session, request=catalog_one, costs=costs)),
+            # Below them the engine results stay on: "bypassed" is the cost after an admin edit.
+            ("build page fits: build_model_fits (desktop)",
+             lambda: value_cache_bypassed(page_inputs.PAGE_VALUES),
+             lambda: build_model_fits(session, build_slug=desktop, settings=settings)),
+            ("build page serving: build_page_section (desktop)",
+             lambda: value_cache_bypassed(page_inputs.PAGE_VALUES),
+             lambda: build_page_section(session, settings, {}, slug=desktop, fits=fits)),
         ]
         print(f"{'layer: what a hit saves':58} {'hit us':>9} {'bypassed us':>12} {'ratio':>7}")
         for name, bypass, call in rows:

@@ -5,8 +5,9 @@ With many more connections than cores, requests that all run at once share the G
 so every one of them takes as long as the slowest mix of the others, and each thread-pool hop of a
 request (dependencies, endpoint, teardown) queues behind newcomers. Letting a few in at a time, in
 arrival order, gives the same throughput with a far shorter tail: a request waits once, at the
-door, then runs nearly alone. Metrics scrapes skip the queue so an overloaded worker still reports
-(health checks queue like any request: their latency is the service's).
+door, then runs nearly alone. Metrics scrapes and health checks skip the queue: an overloaded
+worker still reports, and a load balancer's probe (one small query) is not timed out behind a
+queue of page renders and the worker taken out of service for being busy.
 """
 
 import asyncio
@@ -19,7 +20,7 @@ from app.middleware.failures import render
 # Bulk imports may be larger than ordinary bodies (JSON API and the admin page's upload form).
 IMPORT_PATHS = ("/api/v1/admin/import", "/admin/import")
 DEFAULT_MAX_CONCURRENT_REQUESTS = 4
-UNGATED_PATHS = frozenset({"/metrics"})
+UNGATED_PATHS = frozenset({"/metrics", "/healthz"})
 
 
 class PayloadTooLarge(DomainError):

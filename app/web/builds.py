@@ -4,26 +4,23 @@ from dataclasses import dataclass
 from typing import Any
 
 from fastapi import APIRouter, Request
-from fastapi.responses import HTMLResponse
+from fastapi.responses import HTMLResponse, Response
+from sqlalchemy.orm import Session
 
+from app.api._common import catalog_session, settings_of
 from app.caching import snapshot
-from app.deps import SessionDep, SettingsDep
+from app.config import Settings
+from app.deps import SessionDep
 from app.errors import DomainError
 from app.formatting import tier_name
 from app.models import TIERS
 from app.schemas.listing import BuildQuery
 from app.services.accuracy import accuracy_notes_for_build, measured_vs_predicted_for_build
 from app.services.builds import build_parts, get_build, list_builds
-from app.web.common import Notice, notices_from, parse_query, raw_query, render
+from app.web.common import Notice, cached_page, notices_from, parse_query, raw_query, render
 from app.web.form_choices import PARALLELISM, RUNTIME_OPTIONS, PlanChoice
-from app.web.pages import (
-    STORY_MODEL,
-    BuildModelFits,
-    build_model_fits,
-    filter_options,
-    precision_options,
-)
-from app.web.serving_sections import ServingSection, serving_section
+from app.web.pages import STORY_MODEL, build_model_fits, filter_options, precision_options
+from app.web.serving_sections import build_page_section
 from app.web.urls import with_query
 
 router = APIRouter(include_in_schema=False)
@@ -197,10 +194,17 @@ def _field(read: dict[str, Any], path: str) -> Any:
 
 
 @router.get("/builds/{slug}", response_class=HTMLResponse)
-def build_page(
-    request: Request, session: SessionDep, settings: SettingsDep, slug: str
-) -> HTMLResponse:
+def build_page(request: Request, slug: str) -> Response:
     """One build's spec sheet and the catalog models it runs."""
+    # Session and settings read directly, as on the home page (two thread-pool hops fewer).
+    with catalog_session(request) as session:
+        settings = settings_of(request)
+        return cached_page(
+            request, session, lambda: _build_page(request, session, settings, slug)
+        )
+
+
+def _build_page(request: Request, session: Session, settings: Settings, slug: str) -> Response:
     read = get_build(session, slug=slug).model_dump()
     raw = raw_query(request)
     plan_query = parse_query(PlanChoice, raw)
@@ -236,7 +240,7 @@ def build_page(
                 }
             )
         groups.append((heading, shown))
-    section = _serving_section(session, settings, raw, slug=slug, fits=fits)
+    section = build_page_section(session, settings, raw, slug=slug, fits=fits)
     return render(
         request,
         session,
@@ -266,24 +270,3 @@ def build_page(
         status_code=section.status if section and section.status >= 400 else 200,
     )
 
-
-def _serving_section(
-    session: Any, settings: Any, raw: dict[str, str], *, slug: str, fits: BuildModelFits
-) -> ServingSection | None:
-    """The build's serving curve for ?model= under the limits in the query; by default the
-    largest catalog model with a serving curve here (at the precision it runs at). None when
-    the build runs no catalog model."""
-    runs = {f.model.slug: f for f in fits.runs}
-    if not runs:
-        return None
-    asked = raw.get("model", "")
-    candidates = [asked] if asked in runs else list(runs)
-    section = None
-    for model in candidates:
-        precision = raw.get("precision") or runs[model].precision
-        section = serving_section(
-            session, settings, raw, build=slug, model=model, precision=precision
-        )
-        if section.answer is None or section.answer["curve"]:
-            break  # refused input (the page says why) or a curve to show
-    return section

@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 
 from app.caching import snapshot
 from app.config import Settings
-from app.engine import PRECISIONS
+from app.engine import PRECISIONS, CostAssumptions
 from app.engine.cost import build_price_usd
 from app.formatting import precision_label
 from app.models import Accelerator, Build, ModelProfile
@@ -22,6 +22,7 @@ from app.schemas.model_profile import ModelListItem
 from app.schemas.recommend import ModelFitOut
 from app.services.build_rows import find_build, pooled_memory_gb
 from app.services.estimates import cost_assumptions, model_fits_for_build
+from app.web.page_inputs import build_digest, by_inputs, models_digest
 
 
 @dataclass(frozen=True)
@@ -154,10 +155,29 @@ def build_model_fits(
     parallelism: str = "auto",
 ) -> BuildModelFits:
     """Every catalog model on one build at the best precision that fits (engine via the
-    estimates service, so the figures are those of the API), raising NotFound for the build."""
+    estimates service, so the figures are those of the API), raising NotFound for the build.
+
+    Memoised by its inputs (app.web.page_inputs): an edit to another build keeps it."""
     snap = snapshot(session)
-    row = find_build(snap, build_slug)
     costs = cost_assumptions(settings)
+    key = ("build_model_fits", build_digest(snap, build_slug), models_digest(snap),
+           context_tokens, precisions, runtime, parallelism, costs)
+    return by_inputs(key, lambda: _build_model_fits(
+        session, build_slug=build_slug, costs=costs, context_tokens=context_tokens,
+        precisions=precisions, runtime=runtime, parallelism=parallelism))
+
+
+def _build_model_fits(
+    session: Session,
+    *,
+    build_slug: str,
+    costs: CostAssumptions,
+    context_tokens: int,
+    precisions: tuple[str, ...],
+    runtime: str | None,
+    parallelism: str,
+) -> BuildModelFits:
+    row = find_build(snapshot(session), build_slug)
     per_precision = {
         p: model_fits_for_build(
             session,

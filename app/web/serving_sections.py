@@ -13,8 +13,11 @@ from sqlalchemy.orm import Session
 
 from app.caching import snapshot
 from app.config import Settings
+from app.services.estimates import cost_assumptions
 from app.web.charts import cached_chart, serving_curve_svg
 from app.web.common import Notice
+from app.web.page_inputs import build_digest, by_inputs, models_digest
+from app.web.pages import BuildModelFits
 from app.web.serving import curve_series, evaluate, field_notices, min_user_speed
 
 # The serving fields a section's form takes (the rest of /serving's form is the page's own).
@@ -59,6 +62,38 @@ def serving_section(
     query = serving_query(raw, build=build, model=model, precision=precision)
     answer, errors, status = evaluate(session, settings, query)
     return ServingSection(query, answer, field_notices(errors), status)
+
+
+def build_page_section(
+    session: Session, settings: Settings, raw: dict[str, str], *, slug: str, fits: BuildModelFits
+) -> ServingSection | None:
+    """The build's serving curve for ?model= under the limits in the query; by default the
+    largest catalog model with a serving curve here (at the precision it runs at). None when
+    the build runs no catalog model.
+
+    Memoised by its inputs (app.web.page_inputs): finding the default can take a curve per
+    catalog model (~40 ms a build after an edit), and an edit to another build keeps it."""
+    runs = {f.model.slug: f.precision for f in fits.runs}
+    if not runs:
+        return None
+    snap = snapshot(session)
+    key = ("build_serving", build_digest(snap, slug), models_digest(snap), tuple(runs.items()),
+           raw.get("model", ""), raw.get("precision", ""), tuple(sorted(limits_of(raw).items())),
+           cost_assumptions(settings))
+
+    def compute() -> ServingSection | None:
+        asked = raw.get("model", "")
+        section = None
+        for model in [asked] if asked in runs else list(runs):
+            precision = raw.get("precision") or runs[model]
+            section = serving_section(
+                session, settings, raw, build=slug, model=model, precision=precision
+            )
+            if section.answer is None or section.answer["curve"]:
+                break  # refused input (the page says why) or a curve to show
+        return section
+
+    return by_inputs(key, compute)
 
 
 def compare_chart_svg(sections: list[ServingSection], snap_key: str, session: Session) -> str:

@@ -1,5 +1,6 @@
 """EdgeMiddleware admission control: at most N requests inside the app per worker, the rest
-admitted in arrival order; metrics scrapes skip the queue; every answer keeps its headers."""
+admitted in arrival order; metrics scrapes and health checks skip the queue; every answer keeps
+its headers."""
 
 import asyncio
 from typing import Any
@@ -21,7 +22,7 @@ class SlowApp:
         self.most_inside = max(self.most_inside, self.inside)
         self.started.append(scope["path"])
         try:
-            if scope["path"] != "/metrics":
+            if scope["path"] not in ("/metrics", "/healthz"):
                 await self.release.wait()
             await send({"type": "http.response.start", "status": 200,
                         "headers": [(b"content-type", b"text/plain")]})
@@ -72,3 +73,21 @@ def test_requests_beyond_the_limit_wait_and_enter_in_arrival_order() -> None:
         headers = dict(start["headers"])
         assert headers[b"content-security-policy"] == CONTENT_SECURITY_POLICY.encode()
         assert headers[b"x-request-id"]
+
+
+def test_health_checks_are_answered_while_the_app_is_full() -> None:
+    # A load balancer's probe queued behind page renders would time out and take the worker out.
+    async def scenario() -> tuple[SlowApp, list[dict[str, Any]]]:
+        inner = SlowApp()
+        edge = EdgeMiddleware(inner, max_concurrent=1)  # type: ignore[arg-type]
+        busy = [asyncio.create_task(_call(edge, f"/r{i}")) for i in range(3)]
+        await asyncio.sleep(0.01)
+        assert inner.inside == 1  # two requests wait at the door
+        probe = await asyncio.wait_for(_call(edge, "/healthz"), timeout=2)
+        inner.release.set()
+        await asyncio.gather(*busy)
+        return inner, probe
+
+    inner, probe = asyncio.run(scenario())
+    assert probe[0]["status"] == 200
+    assert inner.started.index("/healthz") == 1  # after the one inside, ahead of the queue
