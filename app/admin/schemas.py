@@ -7,14 +7,24 @@ from pydantic import AfterValidator, BaseModel, Field, model_validator
 
 from app.schemas.accelerator import AcceleratorIn
 from app.schemas.build import BuildIn, Tier
-from app.schemas.common import AsOf, HfConfig, Name, Notes, ShortText, SourceUrl, StrictModel
+from app.schemas.common import (
+    AsOf,
+    HfConfig,
+    Name,
+    Notes,
+    ShortText,
+    SourceUrl,
+    StrictModel,
+    text_problem,
+)
 from app.schemas.measurement import MeasurementIn
 from app.schemas.model_profile import MAX_PARAMS, ModelIn, ModelSlug
 
 
 def _refuse_nul(value: str | None) -> str | None:
-    if value is not None and "\x00" in value:
-        raise ValueError("must not contain NUL characters")
+    problem = None if value is None else text_problem(value)
+    if problem is not None:
+        raise ValueError(problem)
     return value
 
 

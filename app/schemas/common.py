@@ -23,10 +23,24 @@ from app.models._mixins import (
 )
 
 
-def _no_nul(value: str) -> str:
-    # PostgreSQL text cannot hold NUL; refuse it here so the database never sees it.
+def text_problem(value: str) -> str | None:
+    """Why a string cannot be stored, or None: PostgreSQL text holds neither NUL nor a lone
+    surrogate (JSON's "\\ud800" parses to one, and no UTF-8 encoder or database takes it)."""
     if "\x00" in value:
-        raise ValueError("must not contain NUL characters")
+        return "must not contain NUL characters"
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return "must not contain unpaired surrogate characters"
+    return None
+
+
+def _no_nul(value: str) -> str:
+    # Refused here, so the database (and the JSON answer) never sees it.
+    problem = text_problem(value)
+    if problem is not None:
+        raise ValueError(problem)
     return value
 
 
@@ -56,15 +70,17 @@ def _config_problem(value: Any, path: str, depth: int = 0) -> str | None:
             return None
         return f"{where}: must be a finite number of magnitude at most 1e12"
     if isinstance(value, str):
-        if "\x00" in value:
-            return f"{where}: must not contain NUL characters"
+        problem = text_problem(value)
+        if problem is not None:
+            return f"{where}: {problem}"
         if len(value) > MAX_CONFIG_STRING:
             return f"{where}: longer than {MAX_CONFIG_STRING} characters"
         return None
     items: Any = value.items() if isinstance(value, dict) else enumerate(value)
     for key, item in items:
-        if isinstance(key, str) and "\x00" in key:
-            return f"{where}: a key contains NUL characters"
+        key_problem = text_problem(key) if isinstance(key, str) else None
+        if key_problem is not None:
+            return f"{where}: keys {key_problem}"
         if _plainly_fine(item):
             continue  # most of a config: skip building its path (a batch checks 100 configs)
         found = _config_problem(item, f"{path}.{key}" if path else str(key), depth + 1)
@@ -80,7 +96,7 @@ def _plainly_fine(value: Any) -> bool:
         # NaN and infinities fail the comparison, so they take the full check.
         return -MAX_CONFIG_NUMBER <= value <= MAX_CONFIG_NUMBER
     if kind is str:
-        return len(value) <= MAX_CONFIG_STRING and "\x00" not in value
+        return len(value) <= MAX_CONFIG_STRING and "\x00" not in value and value.isascii()
     return value is None or kind is bool
 
 

@@ -182,6 +182,33 @@ def test_model_with_broken_config_names_the_config_field(admin_client: TestClien
     assert "config.num_hidden_layers" in [e["field"] for e in response.json()["errors"]]
 
 
+@pytest.mark.parametrize(
+    ("fragment", "reason"),
+    [
+        ('{"architectures": "\\ud800"}', "architectures: must not contain unpaired surrogate"),
+        ('{"\\udfff": 1}', "keys must not contain unpaired surrogate"),
+        ('{"architectures": "a\\u0000b"}', "architectures: must not contain NUL"),
+    ],
+)
+def test_config_text_no_database_can_store_is_422_and_changes_nothing(
+    admin_client: TestClient, session: Session, fragment: str, reason: str
+) -> None:
+    # JSON's "\ud800" parses to a lone surrogate: no UTF-8 encoder takes it, so once saved the
+    # record could not even be answered (it was a 500 after the write).
+    slug = MODELS[0]["slug"]
+    etag = etag_of(admin_client, "models", slug)
+    before = export_document(session)
+    text = '{"config": ' + fragment[:-1] + ', "model_type": "llama"}}'
+    response = admin_client.patch(
+        f"/api/v1/admin/models/{slug}", content=text.encode(),
+        headers={"If-Match": etag, "Content-Type": "application/json"},
+    )
+    assert response.status_code == 422, response.text
+    [error] = response.json()["errors"]
+    assert error["field"] == "config" and reason in error["message"], error
+    assert export_document(session) == before
+
+
 def test_non_object_body_is_422(admin_client: TestClient) -> None:
     response = admin_client.put(f"/api/v1/admin/builds/{BUILD}", json=[1, 2])
     assert response.status_code == 422
