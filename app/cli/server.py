@@ -54,4 +54,9 @@ def uvicorn_options(
         # method, route, status, duration and request id, so uvicorn's text line would repeat it.
         "access_log": False,
         "timeout_graceful_shutdown": 20,
+        # uvicorn kills a worker whose health-check thread does not answer within 5 s by default;
+        # on a small, saturated box a busy worker answers late, and killing it (its requests
+        # with it) turned slowness into errors and, at start-up, a restart loop. A worker
+        # silent for 30 s is still replaced.
+        "timeout_worker_healthcheck": 30,
     }

@@ -128,3 +128,16 @@ def test_seed_of_a_missing_path_fails_with_a_message(
     result = runner.invoke(cli, ["seed", str(tmp_path / "nope.yaml")])
     assert result.exit_code == 1
     assert "no such file" in result.output
+
+
+def test_serve_options_are_settings_uvicorn_accepts() -> None:
+    # Every option `serve` passes is a public uvicorn.Config parameter of the installed version
+    # (timeout_worker_healthcheck needs uvicorn >= 0.37, the range's lower bound).
+    import uvicorn
+
+    from app.cli.server import uvicorn_options
+
+    options = uvicorn_options(get_settings(), workers=2)
+    config = uvicorn.Config("app.main:app", **options)
+    assert config.timeout_worker_healthcheck == 30
+    assert config.workers == 2
