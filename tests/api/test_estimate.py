@@ -466,3 +466,28 @@ def test_offload_must_be_auto_or_none(api):
     )
     assert response.status_code == 422
     assert "workload.offload" in problem_fields(response)
+
+
+def test_batch_reads_each_pasted_config_once_yet_answers_each_as_given(api):
+    # A batch reads a config.json once for every item that pastes the same text; items whose
+    # config differs only by a value's JSON type (32 vs 32.0) or by a value are answered as
+    # their own single estimates are.
+    variants = [
+        LLAMA_CONFIG,
+        LLAMA_CONFIG,
+        {**LLAMA_CONFIG, "num_hidden_layers": 32.0},
+        {**LLAMA_CONFIG, "num_hidden_layers": 16},
+    ]
+    items = [
+        {"build": DESKTOP, "model": {"name": "pasted", "config": config}} for config in variants
+    ]
+    results = api.post("/api/v1/estimate/batch", json=items).json()["results"]
+    for item, result in zip(items, results, strict=True):
+        single = post(api, item)
+        assert result["ok"] is (single.status_code == 200)
+        assert (result["result"] if result["ok"] else result["error"]["detail"]) == (
+            single.json() if result["ok"] else single.json()["detail"]
+        )
+    assert results[0]["result"] == results[1]["result"]
+    halved, full = results[3]["result"], results[0]["result"]
+    assert halved["memory"]["weights_gb"] < full["memory"]["weights_gb"]
