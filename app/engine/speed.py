@@ -194,8 +194,12 @@ def prefill(
             )
         )
     if pp > 1:
-        # Chunks flow through the stages: (chunks + pp - 1) stage-slots of total/pp each.
-        total = total / pp * (chunks + pp - 1) / chunks
+        # Chunks flow through the stages: (chunks + pp - 1) stage-slots of total/pp each, the
+        # pipeline refilled for every call when the runtime drains it between calls (llama.cpp).
+        in_flight = chunks
+        if rt.prefill_pipeline_tokens is not None:
+            in_flight = min(chunks, -(-rt.prefill_pipeline_tokens // rt.prefill_chunk_tokens))
+        total = total / pp * (in_flight + pp - 1) / in_flight
         hop_bw, hop_lat = _hop(build, tp, pp)
         total += (pp - 1) * (hop_lat + n * model.hidden_size * ACTIVATION_BYTES / hop_bw)
     return total + rt.fixed_s_per_step

@@ -39,6 +39,22 @@ def test_pipeline_single_stream_is_not_faster_than_one_card():
     assert piped <= single
 
 
+def test_llama_cpp_pipeline_refills_for_every_2048_token_call():
+    # llama.cpp overlaps the 512-token micro-batches of one 2048-token call across stages, then
+    # drains: 4 stages run 4 micro-batches in (4 + 4 - 1) stage-slots of a quarter each, a
+    # speed-up of at most 4 x 4 / 7 = 2.29 however long the prompt (not 4 x 16 / 19 = 3.37).
+    model = spec(LLAMA_8B)
+    one = BuildSpec("1x 4090", RTX4090)
+
+    def ttft(build: BuildSpec, pp: int | None) -> float:
+        w = Workload(precision="q4_0", runtime="llama.cpp", pipeline_parallel=pp,
+                     prompt_tokens=8192, context_tokens=8192)
+        return estimate(build, model, w).throughput.time_to_first_token_s
+
+    speedup = ttft(one, None) / ttft(DESKTOP, 4)
+    assert 2.0 < speedup <= 4 * 4 / 7
+
+
 def test_batching_raises_aggregate_and_moves_bottleneck_to_compute():
     build = BuildSpec("1x H200", H200)
     model = spec(LLAMA_8B)
