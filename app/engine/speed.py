@@ -150,20 +150,35 @@ class DecodeModel:
         return max(1, math.ceil(b))
 
 
+def packed_prompts(rt_chunk_tokens: int, prompt_tokens: int) -> int:
+    """How many prompts of this length one prefill pass of `rt_chunk_tokens` holds (>= 1)."""
+    return max(1, rt_chunk_tokens // max(1, prompt_tokens))
+
+
 def prefill(
-    p: Prepared, model: ModelSpec, build: BuildSpec, workload: Workload, tp: int, pp: int
+    p: Prepared,
+    model: ModelSpec,
+    build: BuildSpec,
+    workload: Workload,
+    tp: int,
+    pp: int,
+    prompts: int = 1,
 ) -> float:
-    """Seconds to prefill one prompt of workload.prompt_tokens."""
+    """Seconds to prefill `prompts` prompts of workload.prompt_tokens, packed into the
+    runtime's prefill passes (a server batches short prompts up to its token budget: the
+    weight reads and per-pass fixed costs are shared, the FLOPs and attention are not)."""
     acc = build.accelerator
     rt = p.runtime
-    n = workload.prompt_tokens
+    per_prompt = workload.prompt_tokens
+    n = per_prompt * prompts
     peak, _ = peak_flops(build, p.precision.compute)
     attn = model.attention_flops_per_context_token
     w = p.window
-    causal = p.full_layers * n * n / 2.0
+    causal = p.full_layers * per_prompt * per_prompt / 2.0
     if p.windowed_layers:
-        c = min(n, w)
-        causal += p.windowed_layers * (n * c - c * c / 2.0)
+        c = min(per_prompt, w)
+        causal += p.windowed_layers * (per_prompt * c - c * c / 2.0)
+    causal *= prompts  # each prompt attends to itself only
     # Weight matmuls run at the precision's rate; attention (QK^T, PV) at the bf16 rate unless
     # the KV cache, and with it FP8 attention, is chosen (vLLM/FlashAttention-3 FP8 path).
     attn_peak = peak if p.kv_precision == "fp8" else peak_flops(build, "fp16")[0]
@@ -241,6 +256,8 @@ def throughput(
     aggregate = per_seq * workload.batch
     bottleneck = bottleneck_name(mem, comp, comm, fixed)
     ttft = prefill(p, model, build, workload, tp, pp)
+    packed = packed_prompts(p.runtime.prefill_chunk_tokens, workload.prompt_tokens)
+    packed_s = prefill(p, model, build, workload, tp, pp, packed) / packed if packed > 1 else ttft
     return Throughput(
         decode_tokens_per_s=per_seq,
         aggregate_decode_tokens_per_s=aggregate,
@@ -254,4 +271,5 @@ def throughput(
         decode_step_s=step,
         compute_bound_batch=dm.compute_bound_batch(),
         batch_per_replica=batch_r,
+        packed_prefill_s=packed_s,
     )

@@ -24,6 +24,7 @@ def serving_figure(
     batch: int,
     output_tokens: int,
     in_flight: float | None = None,
+    packed_prefill_s: float | None = None,
 ) -> float:
     """A serving metric from one prompt's prefill time `ttft_s` and a decode step `step_s`
     (one token for each of `batch` sequences), for a benchmark that keeps `batch` requests in
@@ -39,10 +40,14 @@ def serving_figure(
 
     With more requests in flight (`in_flight`) than the `batch` the KV cache holds, the rest
     queue: throughput and ITL stay those of `batch`, and by Little's law for a closed loop each
-    request lives in_flight / batch cycles, the extra ones spent waiting before its prefill."""
+    request lives in_flight / batch cycles, the extra ones spent waiting before its prefill.
+
+    Short prompts share prefill passes (`packed_prefill_s` per prompt, the runtime's token
+    budget per pass): the other requests' prompts cost that much each, a request's own ttft_s."""
     out = max(1, output_tokens)
-    cycle = batch * ttft_s + out * step_s
-    first_token = ttft_s * (batch + 1) / 2.0
+    shared = ttft_s if packed_prefill_s is None else min(ttft_s, packed_prefill_s)
+    cycle = ttft_s + (batch - 1) * shared + out * step_s
+    first_token = ttft_s + shared * (batch - 1) / 2.0
     waiting = (max(in_flight or batch, batch) / batch - 1.0) * cycle
     if metric == "ttft_s":
         return waiting + first_token
@@ -124,6 +129,7 @@ def figure_of(case: Case, est: Estimate) -> Predicted:
         batch=t.batch_per_replica,
         output_tokens=case.output_tokens,
         in_flight=case.workload.batch / replicas,
+        packed_prefill_s=t.packed_prefill_s,
     )
     # Throughput over all data-parallel replicas; latencies are per request.
     return figure * replicas if metric == "output_tokens_per_s_total" else figure
