@@ -216,6 +216,9 @@ def _case(snap: Snapshot, row: MeasurementRow) -> Case:
         workload=workload,
         output_tokens=record.output_tokens or 0,
         label=f"{row.item['model']} on {row.item['accelerator_name']}",
+        arrival=record.arrival,
+        requests=record.requests,
+        concurrency=record.concurrency,
     )
 
 
