@@ -14,10 +14,12 @@ the same, running the real engine at every grid value (so fixed costs, KV reads 
 communication stay in the model):
 - bandwidth + fixed_s_per_layer (one joint grid): single-stream decode (batch <= 2) and
   batch-1 inter-token latency, end-to-end latency and serving throughput;
-- prefill_compute: prefill tokens/s;
-- decode_compute: batched decode and serving rows at batch > 1 (fitted after bandwidth, at the
-  bandwidth chosen for their runtime x device class).
-Time to first token under load is queueing, not a device constant: reported, never fitted.
+- prefill_compute: prefill tokens/s, and time to first token where the measurement records its
+  benchmark's arrival process (the queue ahead of the prompt is then modelled, not guessed);
+- decode_compute: batched decode and serving rows at batch > 1 (fitted last, at the bandwidth
+  and prefill share chosen for their runtime x device class: every request's prompt is
+  prefilled once per serving cycle).
+A time to first token without a recorded arrival process is reported, never fitted.
 A runtime x device class pair gets its own values only with >= MIN_ROWS rows from >=
 MIN_SOURCES sources; the runtime's other device classes share one value fitted on all its rows;
 without enough rows the hand-set value of app/engine/runtime.py stays. No per-GPU constant.
@@ -62,7 +64,9 @@ PARAMETERS = ("bandwidth", "prefill_compute", "decode_compute", "fixed_s_per_lay
 # Constants fitted together (one grid over their product), in stages: a later stage's rows are
 # tabulated at the values the earlier stage chose for their runtime x device class.
 UNITS = (("bandwidth", "fixed_s_per_layer"), ("prefill_compute",), ("decode_compute",))
-STAGES = ((UNITS[0],), (UNITS[1], UNITS[2]))
+# Serving rows at batch > 1 depend on the prefill share (every request's prompt is prefilled
+# once per cycle), so batched decode is fitted after prefill, at the value chosen for its pair.
+STAGES = ((UNITS[0],), (UNITS[1],), (UNITS[2],))
 MIN_ROWS = 10
 MIN_SOURCES = 2
 OUTPUT = ROOT / "app" / "engine" / "calibrated.py"
@@ -104,7 +108,9 @@ def unit_of(case: Case) -> Unit | None:
     metric, batch = case.group.metric, case.workload.batch
     if metric == "decode_tokens_per_s":
         return UNITS[0] if batch <= 2 else UNITS[2]
-    if metric == "prefill_tokens_per_s":
+    if metric == "prefill_tokens_per_s" or (metric == "ttft_s" and case.arrival is not None):
+        # With the benchmark's arrival process recorded, a time to first token is the prefill
+        # of the request's prompt behind a known queue (services.accuracy.serving_figure).
         return UNITS[1]
     if metric in ("itl_ms", "e2e_latency_s", "output_tokens_per_s_total"):
         return UNITS[0] if batch == 1 else UNITS[2]
