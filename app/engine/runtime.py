@@ -254,6 +254,15 @@ class Efficiency:
     prefill_compute: float  # achieved / peak dense tensor rate in prefill
     decode_compute: float  # achieved / peak in batched decode
     fixed_s_per_layer: float  # kernel launches / syncs per layer per forward pass
+    # Achieved / peak in the routed-expert GEMMs of a prefill pass (grouped GEMMs of a few
+    # tokens per expert, token permutation around them); None: as prefill_compute.
+    moe_prefill_compute: float | None = None
+
+    @property
+    def routed_prefill_compute(self) -> float:
+        """The share the routed-expert matmuls of a prefill reach."""
+        routed = self.moe_prefill_compute
+        return self.prefill_compute if routed is None else routed
 
 
 # Runtimes that embed another runtime's kernels share its fitted constants (ollama runs llama.cpp).

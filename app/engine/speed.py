@@ -182,9 +182,13 @@ def prefill(
     # Weight matmuls run at the precision's rate; attention (QK^T, PV) at the bf16 rate unless
     # the KV cache, and with it FP8 attention, is chosen (vLLM/FlashAttention-3 FP8 path).
     attn_peak = peak if p.kv_precision == "fp8" else peak_flops(build, "fp16")[0]
-    compute_s = (2.0 * model.params_active_matmul * n / peak + attn * causal / attn_peak) / (
-        efficiency(rt, build).prefill_compute * tp
-    )
+    eff = efficiency(rt, build)
+    # Routed experts run as grouped GEMMs of n x top_k / experts tokens each, at their own share.
+    routed = 2.0 * model.moe_layers * model.num_experts_per_tok * model.expert_params * n
+    dense = 2.0 * model.params_active_matmul * n - routed
+    compute_s = (dense / peak + attn * causal / attn_peak) / (eff.prefill_compute * tp)
+    if routed:
+        compute_s += routed / peak / (eff.routed_prefill_compute * tp)
     # Every weight is read at least once (all experts once the prompt is long enough).
     used = distinct_experts(model.n_routed_experts, model.num_experts_per_tok, n)
     weight_bytes = p.nonexpert_body_bytes + p.head_bytes + model.moe_layers * used * p.expert_bytes

@@ -67,6 +67,33 @@ def test_short_prompts_packed_into_one_pass_share_its_weight_reads_and_fixed_cos
     assert long.packed_prefill_s == long.time_to_first_token_s
 
 
+def test_routed_experts_prefill_at_their_own_share(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Halving the routed-expert share doubles only the routed-expert part of a MoE prompt's
+    # compute; a dense model's prefill does not change.
+    from types import MappingProxyType
+
+    from app.engine import runtime
+    from app.engine.plan import clear_prepared
+    from app.engine.prep import accelerator_class
+
+    build = BuildSpec("8x H200", H200, 1, 8, IntraNodeLink("nvswitch", 450))
+    w = Workload(precision="fp8", prompt_tokens=8192, context_tokens=8300)
+
+    def ttft(model_config: dict, routed: float | None) -> float:
+        eff = runtime.Efficiency(0.8, 0.5, 0.3, 4e-6, routed)
+        table = MappingProxyType({("vllm", accelerator_class(H200)): eff})
+        monkeypatch.setattr(runtime, "CALIBRATION", table)
+        clear_prepared()
+        return estimate(build, spec(model_config), w).throughput.time_to_first_token_s
+
+    try:
+        assert ttft(DEEPSEEK_V3, 0.25) > ttft(DEEPSEEK_V3, 0.5) > ttft(DEEPSEEK_V3, None) * 0.999
+        assert ttft(LLAMA_70B, 0.25) == ttft(LLAMA_70B, None)
+    finally:
+        monkeypatch.undo()
+        clear_prepared()
+
+
 def test_batching_raises_aggregate_and_moves_bottleneck_to_compute():
     build = BuildSpec("1x H200", H200)
     model = spec(LLAMA_8B)
