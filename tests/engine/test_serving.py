@@ -224,9 +224,7 @@ def test_a_model_that_does_not_fit_has_no_curve() -> None:
 
 
 def test_the_plan_search_prefers_replicas_of_small_groups_for_throughput_at_an_slo() -> None:
-    # At >= 30 tokens/s per user (refit of 2026-12-01: 40 left both plans at 4 copies), four
-    # TP-2 replicas per node serve 4,000 users with fewer copies than one TP-8 group.
-    slo = ServiceLevel(tokens_per_s_per_user_min=30, concurrent_users=4000)
+    slo = ServiceLevel(tokens_per_s_per_user_min=40, concurrent_users=4000)
     searched = serving_curve(DGX_H200, LLAMA8, FP8, CHAT, slo)
     pinned = serving_curve(DGX_H200, LLAMA8, replace(FP8, tensor_parallel=8), CHAT, slo)
     assert searched.at_slo is not None and pinned.at_slo is not None
