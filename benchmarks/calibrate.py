@@ -14,10 +14,12 @@ the same, running the real engine at every grid value (so fixed costs, KV reads 
 communication stay in the model):
 - bandwidth + fixed_s_per_layer (one joint grid): single-stream decode (batch <= 2) and
   batch-1 inter-token latency, end-to-end latency and serving throughput;
-- prefill_compute: prefill tokens/s;
-- decode_compute: batched decode and serving rows at batch > 1 (fitted after bandwidth, at the
-  bandwidth chosen for their runtime x device class).
-Time to first token under load is queueing, not a device constant: reported, never fitted.
+- prefill_compute: prefill tokens/s, and time to first token where the measurement records its
+  benchmark's arrival process (the queue ahead of the prompt is then modelled, not guessed);
+- decode_compute: batched decode and serving rows at batch > 1 (fitted last, at the bandwidth
+  and prefill share chosen for their runtime x device class: every request's prompt is
+  prefilled once per serving cycle).
+A time to first token without a recorded arrival process is reported, never fitted.
 A runtime x device class pair gets its own values only with >= MIN_ROWS rows from >=
 MIN_SOURCES sources; the runtime's other device classes share one value fitted on all its rows;
 without enough rows the hand-set value of app/engine/runtime.py stays. No per-GPU constant.
@@ -58,12 +60,27 @@ from app.services.accuracy import (  # noqa: E402
     uncached_engine_predictor,
 )
 
-PARAMETERS = ("bandwidth", "prefill_compute", "decode_compute", "fixed_s_per_layer")
+PARAMETERS = (
+    "bandwidth",
+    "prefill_compute",
+    "decode_compute",
+    "fixed_s_per_layer",
+    "moe_prefill_compute",
+)
 # Constants fitted together (one grid over their product), in stages: a later stage's rows are
 # tabulated at the values the earlier stage chose for their runtime x device class.
-UNITS = (("bandwidth", "fixed_s_per_layer"), ("prefill_compute",), ("decode_compute",))
-STAGES = ((UNITS[0],), (UNITS[1], UNITS[2]))
+UNITS = (
+    ("bandwidth", "fixed_s_per_layer"),
+    ("prefill_compute",),
+    ("decode_compute",),
+    ("moe_prefill_compute",),
+)
+# Serving rows at batch > 1 depend on the prefill shares (every request's prompt is prefilled
+# once per cycle), so batched decode is fitted after prefill, at the values chosen for its pair;
+# the routed-expert share after the dense one (a mixture-of-experts prompt has both).
+STAGES = ((UNITS[0],), (UNITS[1],), (UNITS[3],), (UNITS[2],))
 MIN_ROWS = 10
+TIE_TOLERANCE = 1e-9  # relative: losses this close are equal (float summation order)
 MIN_SOURCES = 2
 OUTPUT = ROOT / "app" / "engine" / "calibrated.py"
 
@@ -84,6 +101,7 @@ GRIDS: MappingProxyType[str, tuple[float, ...]] = MappingProxyType(
         "decode_compute": geometric(0.01, 0.6, 29),
         # Per-layer launch cost: from CUDA-graph replay (~2 us) to Metal command encoding.
         "fixed_s_per_layer": (0.0, 2e-6, 4e-6, 8e-6, 15e-6, 30e-6, 60e-6, 120e-6),
+        "moe_prefill_compute": geometric(0.02, 2.0, 41),
     }
 )
 
@@ -104,8 +122,11 @@ def unit_of(case: Case) -> Unit | None:
     metric, batch = case.group.metric, case.workload.batch
     if metric == "decode_tokens_per_s":
         return UNITS[0] if batch <= 2 else UNITS[2]
-    if metric == "prefill_tokens_per_s":
-        return UNITS[1]
+    if metric == "prefill_tokens_per_s" or (metric == "ttft_s" and case.arrival is not None):
+        # With the benchmark's arrival process recorded, a time to first token is the prefill
+        # of the request's prompt behind a known queue (services.accuracy.serving_figure). A
+        # mixture-of-experts model's prefill pins the routed-expert share.
+        return UNITS[3] if case.model.moe_layers else UNITS[1]
     if metric in ("itl_ms", "e2e_latency_s", "output_tokens_per_s_total"):
         return UNITS[0] if batch == 1 else UNITS[2]
     return None
@@ -134,10 +155,16 @@ class GridRow:
     losses: tuple[float, ...]
 
 
-def choose(rows: Sequence[GridRow], options: Sequence[tuple[float, ...]]) -> tuple[float, ...]:
-    """The candidate with the least loss over `rows` (ties: the first), each source weighing
-    the same however many rows it publishes: one vendor's 200-row sweep must not outvote
-    twenty community threads."""
+def choose(
+    rows: Sequence[GridRow],
+    options: Sequence[tuple[float, ...]],
+    prior: tuple[float, ...] | None = None,
+) -> tuple[float, ...]:
+    """The candidate with the least loss over `rows`, each source weighing the same however
+    many rows it publishes: one vendor's 200-row sweep must not outvote twenty community
+    threads. Candidates the data cannot tell apart (two sources pulling opposite ways leave a
+    flat stretch of equal loss) go to the one nearest `prior`, the hand-set value, not to the
+    grid's edge; without a prior, the first."""
     per_source: dict[str, int] = {}
     for r in rows:
         per_source[r.source] = per_source.get(r.source, 0) + 1
@@ -146,7 +173,16 @@ def choose(rows: Sequence[GridRow], options: Sequence[tuple[float, ...]]) -> tup
         weight = 1.0 / per_source[r.source]
         for i, loss in enumerate(r.losses):
             totals[i] += weight * loss
-    return options[min(range(len(options)), key=totals.__getitem__)]
+    best = min(totals)
+    tied = [i for i, total in enumerate(totals) if total <= best + TIE_TOLERANCE * (1.0 + best)]
+    if prior is None:
+        return options[tied[0]]
+
+    def distance(i: int) -> float:
+        pairs = zip(options[i], prior, strict=True)
+        return sum(abs(math.log(max(v, 1e-9) / max(p, 1e-9))) for v, p in pairs)
+
+    return options[min(tied, key=distance)]
 
 
 @dataclass
@@ -176,17 +212,25 @@ def fit_unit(rows: Sequence[GridRow], unit: Unit, keys: Sequence[Key], out: Fit)
     hand-set values stay)."""
     options = candidates(unit)
     mine = [r for r in rows if r.unit == unit]
+
+    def prior(key: Key) -> tuple[float, ...]:
+        base = hand_set(key)
+        return tuple(
+            base.routed_prefill_compute if p == "moe_prefill_compute" else getattr(base, p)
+            for p in unit
+        )
+
     for name in sorted({k[0] for k in keys}):
         rest = []
         for key in (k for k in keys if k[0] == name):
             key_rows = [r for r in mine if r.key == key]
             if supported(key_rows):
-                out.assign([key], unit, choose(key_rows, options))
+                out.assign([key], unit, choose(key_rows, options, prior(key)))
             else:
                 rest.append(key)
         pooled = [r for r in mine if r.key[0] == name]
         if rest and supported(pooled):
-            out.assign(rest, unit, choose(pooled, options))
+            out.assign(rest, unit, choose(pooled, options, prior(rest[0])))
 
 
 def all_keys(cases: Sequence[Case]) -> list[Key]:
@@ -337,8 +381,9 @@ def module_text(result: Fit, cases: Sequence[Case], inputs: str, today: dt.date)
         *(f'    "{label}": ({n}, {len(sources[label])}),' for label, n in sorted(rows.items())),
         "}",
         "# (runtime, device class) -> (bandwidth, prefill_compute, decode_compute,",
-        "# fixed_s_per_layer); a value not fitted for a pair is the runtime's hand-set one.",
-        "EFFICIENCY: dict[tuple[str, str], tuple[float, float, float, float]] = {",
+        "# fixed_s_per_layer, moe_prefill_compute); a value not fitted for a pair is the",
+        "# runtime's hand-set one (moe_prefill_compute None: as prefill_compute).",
+        "EFFICIENCY: dict[tuple[str, str], tuple[float, float, float, float, float | None]] = {",
     ]
     for key, eff in sorted(table_of(result).items()):
         values = ", ".join(f"{getattr(eff, p)!r}" for p in PARAMETERS)

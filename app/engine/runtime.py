@@ -33,6 +33,10 @@ class RuntimeProfile:
     #             (llama.cpp / Ollama --split-mode layer);
     #   "single": one device of one machine (MLX).
     split: str
+    # Prompt tokens per call whose micro-batches flow through pipeline stages together; the
+    # stages drain at the end of each call. llama.cpp: n_batch (default 2048) of n_ubatch-token
+    # micro-batches (ggml-org/llama.cpp PR #6017); None: the whole prompt (vLLM and kin).
+    prefill_pipeline_tokens: int | None = None
 
 
 # MoE fixed cost per layer: vLLM's fused-MoE path was hand-set from the gpt-oss-120b on A100
@@ -41,6 +45,9 @@ class RuntimeProfile:
 # (ggml-cuda), so its fixed part is a few launches: 40 µs, an estimate (docs/engine.md 7).
 MOE_FIXED_S_PER_LAYER_VLLM = 200e-6
 MOE_FIXED_S_PER_LAYER_LLAMA_CPP = 40e-6
+# llama.cpp's default logical batch (llama-bench/llama-server -b 2048): one llama_decode call.
+LLAMA_CPP_BATCH_TOKENS = 2048
+OLLAMA_BATCH_TOKENS = 512  # Ollama's num_batch default: one micro-batch per call
 
 # Calibrated against benchmarks/data/measurements.csv (see docs/engine.md, "Calibration").
 _VLLM = RuntimeProfile(
@@ -58,6 +65,7 @@ _LLAMA_CPP = RuntimeProfile(
     0.3e-3,
     MOE_FIXED_S_PER_LAYER_LLAMA_CPP,
     "layers",
+    LLAMA_CPP_BATCH_TOKENS,
 )
 
 RUNTIMES: MappingProxyType[str, RuntimeProfile] = MappingProxyType(
@@ -102,6 +110,7 @@ RUNTIMES: MappingProxyType[str, RuntimeProfile] = MappingProxyType(
             0.3e-3,
             MOE_FIXED_S_PER_LAYER_LLAMA_CPP,
             "layers",
+            OLLAMA_BATCH_TOKENS,
         ),
         "mlx": RuntimeProfile(
             "mlx",
@@ -245,6 +254,15 @@ class Efficiency:
     prefill_compute: float  # achieved / peak dense tensor rate in prefill
     decode_compute: float  # achieved / peak in batched decode
     fixed_s_per_layer: float  # kernel launches / syncs per layer per forward pass
+    # Achieved / peak in the routed-expert GEMMs of a prefill pass (grouped GEMMs of a few
+    # tokens per expert, token permutation around them); None: as prefill_compute.
+    moe_prefill_compute: float | None = None
+
+    @property
+    def routed_prefill_compute(self) -> float:
+        """The share the routed-expert matmuls of a prefill reach."""
+        routed = self.moe_prefill_compute
+        return self.prefill_compute if routed is None else routed
 
 
 # Runtimes that embed another runtime's kernels share its fitted constants (ollama runs llama.cpp).

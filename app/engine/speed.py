@@ -150,26 +150,45 @@ class DecodeModel:
         return max(1, math.ceil(b))
 
 
+def packed_prompts(rt_chunk_tokens: int, prompt_tokens: int) -> int:
+    """How many prompts of this length one prefill pass of `rt_chunk_tokens` holds (>= 1)."""
+    return max(1, rt_chunk_tokens // max(1, prompt_tokens))
+
+
 def prefill(
-    p: Prepared, model: ModelSpec, build: BuildSpec, workload: Workload, tp: int, pp: int
+    p: Prepared,
+    model: ModelSpec,
+    build: BuildSpec,
+    workload: Workload,
+    tp: int,
+    pp: int,
+    prompts: int = 1,
 ) -> float:
-    """Seconds to prefill one prompt of workload.prompt_tokens."""
+    """Seconds to prefill `prompts` prompts of workload.prompt_tokens, packed into the
+    runtime's prefill passes (a server batches short prompts up to its token budget: the
+    weight reads and per-pass fixed costs are shared, the FLOPs and attention are not)."""
     acc = build.accelerator
     rt = p.runtime
-    n = workload.prompt_tokens
+    per_prompt = workload.prompt_tokens
+    n = per_prompt * prompts
     peak, _ = peak_flops(build, p.precision.compute)
     attn = model.attention_flops_per_context_token
     w = p.window
-    causal = p.full_layers * n * n / 2.0
+    causal = p.full_layers * per_prompt * per_prompt / 2.0
     if p.windowed_layers:
-        c = min(n, w)
-        causal += p.windowed_layers * (n * c - c * c / 2.0)
+        c = min(per_prompt, w)
+        causal += p.windowed_layers * (per_prompt * c - c * c / 2.0)
+    causal *= prompts  # each prompt attends to itself only
     # Weight matmuls run at the precision's rate; attention (QK^T, PV) at the bf16 rate unless
     # the KV cache, and with it FP8 attention, is chosen (vLLM/FlashAttention-3 FP8 path).
     attn_peak = peak if p.kv_precision == "fp8" else peak_flops(build, "fp16")[0]
-    compute_s = (2.0 * model.params_active_matmul * n / peak + attn * causal / attn_peak) / (
-        efficiency(rt, build).prefill_compute * tp
-    )
+    eff = efficiency(rt, build)
+    # Routed experts run as grouped GEMMs of n x top_k / experts tokens each, at their own share.
+    routed = 2.0 * model.moe_layers * model.num_experts_per_tok * model.expert_params * n
+    dense = 2.0 * model.params_active_matmul * n - routed
+    compute_s = (dense / peak + attn * causal / attn_peak) / (eff.prefill_compute * tp)
+    if routed:
+        compute_s += routed / peak / (eff.routed_prefill_compute * tp)
     # Every weight is read at least once (all experts once the prompt is long enough).
     used = distinct_experts(model.n_routed_experts, model.num_experts_per_tok, n)
     weight_bytes = p.nonexpert_body_bytes + p.head_bytes + model.moe_layers * used * p.expert_bytes
@@ -194,8 +213,12 @@ def prefill(
             )
         )
     if pp > 1:
-        # Chunks flow through the stages: (chunks + pp - 1) stage-slots of total/pp each.
-        total = total / pp * (chunks + pp - 1) / chunks
+        # Chunks flow through the stages: (chunks + pp - 1) stage-slots of total/pp each, the
+        # pipeline refilled for every call when the runtime drains it between calls (llama.cpp).
+        in_flight = chunks
+        if rt.prefill_pipeline_tokens is not None:
+            in_flight = min(chunks, -(-rt.prefill_pipeline_tokens // rt.prefill_chunk_tokens))
+        total = total / pp * (in_flight + pp - 1) / in_flight
         hop_bw, hop_lat = _hop(build, tp, pp)
         total += (pp - 1) * (hop_lat + n * model.hidden_size * ACTIVATION_BYTES / hop_bw)
     return total + rt.fixed_s_per_step
@@ -237,6 +260,8 @@ def throughput(
     aggregate = per_seq * workload.batch
     bottleneck = bottleneck_name(mem, comp, comm, fixed)
     ttft = prefill(p, model, build, workload, tp, pp)
+    packed = packed_prompts(p.runtime.prefill_chunk_tokens, workload.prompt_tokens)
+    packed_s = prefill(p, model, build, workload, tp, pp, packed) / packed if packed > 1 else ttft
     return Throughput(
         decode_tokens_per_s=per_seq,
         aggregate_decode_tokens_per_s=aggregate,
@@ -250,4 +275,5 @@ def throughput(
         decode_step_s=step,
         compute_bound_batch=dm.compute_bound_batch(),
         batch_per_replica=batch_r,
+        packed_prefill_s=packed_s,
     )

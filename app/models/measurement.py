@@ -33,6 +33,10 @@ METRIC_UNITS = {
     "output_tokens_per_s_total": "tokens/s",
     "out_of_memory": "bool",
 }
+# How a serving benchmark sent its requests (the accuracy predictor's queueing depends on it):
+# burst = all at once (an offline run; in waves of `concurrency` when capped), steady = a closed
+# loop keeping `concurrency` in flight whose requests fall out of step, poisson = random arrivals.
+ARRIVALS = ("burst", "steady", "poisson")
 MEASUREMENT_RUNTIMES = (
     "llama.cpp",
     "ollama",
@@ -59,6 +63,8 @@ class Measurement(CatalogRecord, Base):
         CheckConstraint("nodes >= 1", name="nodes_positive"),
         CheckConstraint("batch IS NULL OR batch >= 1", name="batch_positive"),
         CheckConstraint("value >= 0", name="value_not_negative"),
+        CheckConstraint(f"arrival IS NULL OR {_in('arrival', ARRIVALS)}", name="arrival"),
+        CheckConstraint("requests IS NULL OR requests >= 1", name="requests_positive"),
     )
 
     # The hardware block as written (build or inline accelerator, count, links, host, groups);
@@ -83,6 +89,8 @@ class Measurement(CatalogRecord, Base):
     tensor_parallel: Mapped[int | None] = mapped_column(Integer)
     pipeline_parallel: Mapped[int | None] = mapped_column(Integer)
     offload: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    arrival: Mapped[str | None] = mapped_column(String(16))
+    requests: Mapped[int | None] = mapped_column(Integer)  # requests the run sent in all
     metric: Mapped[str] = mapped_column(String(32), index=True)
     # out_of_memory is stored as 1.0 (failed) / 0.0 (ran); the document shape says true/false.
     value: Mapped[float] = mapped_column(Float)

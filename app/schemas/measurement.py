@@ -4,7 +4,7 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 
 from pydantic import Field, model_validator
 
-from app.models.measurement import MEASUREMENT_RUNTIMES, METRIC_UNITS, METRICS
+from app.models.measurement import ARRIVALS, MEASUREMENT_RUNTIMES, METRIC_UNITS, METRICS
 from app.schemas.common import (
     AsOf,
     Name,
@@ -23,9 +23,11 @@ from app.schemas.listing import ListQuery, SearchText, SlugRef, sort_param
 if TYPE_CHECKING:
     Metric = str
     MeasurementRuntime = str
+    Arrival = str
 else:  # built from the model's tuples: one list of each vocabulary (OpenAPI shows the enums)
     Metric = Literal[METRICS]
     MeasurementRuntime = Literal[MEASUREMENT_RUNTIMES]
+    Arrival = Literal[ARRIVALS]
 
 SpecMemoryKind = Literal["gddr", "hbm", "unified"]
 MeasurementIntraLink = Literal["pcie", "nvlink", "nvswitch", "infinity_fabric", "unified"]
@@ -127,6 +129,16 @@ class MeasurementIn(StrictModel):
     pipeline_parallel: int | None = Count
     offload: dict[str, int | ShortText] | None = Field(
         default=None, description="as published: {ngl: N} or {n_cpu_moe: N}", max_length=4
+    )
+    arrival: Arrival | None = Field(
+        default=None,
+        description="how a serving benchmark sent its requests: burst (all at once, in waves of"
+        " `concurrency` when capped; offline runs), steady (a closed loop keeping `concurrency`"
+        " in flight, lengths varied so requests fall out of step), poisson (a request rate)",
+    )
+    requests: int | None = Field(
+        default=None, strict=True, ge=1, le=100_000_000,
+        description="requests the run sent in all (num_prompts)",
     )
     metric: Metric
     value: bool | NonNegativeMeasure = Field(

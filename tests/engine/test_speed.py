@@ -39,6 +39,61 @@ def test_pipeline_single_stream_is_not_faster_than_one_card():
     assert piped <= single
 
 
+def test_llama_cpp_pipeline_refills_for_every_2048_token_call():
+    # llama.cpp overlaps the 512-token micro-batches of one 2048-token call across stages, then
+    # drains: 4 stages run 4 micro-batches in (4 + 4 - 1) stage-slots of a quarter each, a
+    # speed-up of at most 4 x 4 / 7 = 2.29 however long the prompt (not 4 x 16 / 19 = 3.37).
+    model = spec(LLAMA_8B)
+    one = BuildSpec("1x 4090", RTX4090)
+
+    def ttft(build: BuildSpec, pp: int | None) -> float:
+        w = Workload(precision="q4_0", runtime="llama.cpp", pipeline_parallel=pp,
+                     prompt_tokens=8192, context_tokens=8192)
+        return estimate(build, model, w).throughput.time_to_first_token_s
+
+    speedup = ttft(one, None) / ttft(DESKTOP, 4)
+    assert 2.0 < speedup <= 4 * 4 / 7
+
+
+def test_short_prompts_packed_into_one_pass_share_its_weight_reads_and_fixed_costs():
+    # vLLM prefills up to 8,192 tokens per pass: 64 prompts of 128 tokens share one pass, so
+    # each skips most of the weight reads that bound a 128-token prompt alone (16 GB at
+    # ~3.8 TB/s = 4.2 ms) and pays its FLOPs; a prompt of a whole pass or more shares nothing.
+    build = BuildSpec("1x H200", H200)
+    model = spec(LLAMA_8B)
+    short = estimate(build, model, Workload(prompt_tokens=128, context_tokens=256)).throughput
+    assert short.packed_prefill_s < 0.8 * short.time_to_first_token_s
+    long = estimate(build, model, Workload(prompt_tokens=8192, context_tokens=8300)).throughput
+    assert long.packed_prefill_s == long.time_to_first_token_s
+
+
+def test_routed_experts_prefill_at_their_own_share(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Halving the routed-expert share doubles only the routed-expert part of a MoE prompt's
+    # compute; a dense model's prefill does not change.
+    from types import MappingProxyType
+
+    from app.engine import runtime
+    from app.engine.plan import clear_prepared
+    from app.engine.prep import accelerator_class
+
+    build = BuildSpec("8x H200", H200, 1, 8, IntraNodeLink("nvswitch", 450))
+    w = Workload(precision="fp8", prompt_tokens=8192, context_tokens=8300)
+
+    def ttft(model_config: dict, routed: float | None) -> float:
+        eff = runtime.Efficiency(0.8, 0.5, 0.3, 4e-6, routed)
+        table = MappingProxyType({("vllm", accelerator_class(H200)): eff})
+        monkeypatch.setattr(runtime, "CALIBRATION", table)
+        clear_prepared()
+        return estimate(build, spec(model_config), w).throughput.time_to_first_token_s
+
+    try:
+        assert ttft(DEEPSEEK_V3, 0.25) > ttft(DEEPSEEK_V3, 0.5) > ttft(DEEPSEEK_V3, None) * 0.999
+        assert ttft(LLAMA_70B, 0.25) == ttft(LLAMA_70B, None)
+    finally:
+        monkeypatch.undo()
+        clear_prepared()
+
+
 def test_batching_raises_aggregate_and_moves_bottleneck_to_compute():
     build = BuildSpec("1x H200", H200)
     model = spec(LLAMA_8B)

@@ -66,6 +66,10 @@ class Case:
     workload: Workload
     output_tokens: int
     label: str
+    # How a serving benchmark sent its requests (burst / steady / poisson) and how many in all.
+    arrival: str | None = None
+    requests: int | None = None
+    concurrency: int | None = None  # the benchmark's cap on requests in flight, as published
 
 
 @dataclass(frozen=True)

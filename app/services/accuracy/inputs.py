@@ -152,14 +152,18 @@ def _workload(record: MeasurementIn) -> Workload:
         if metric != FIT_METRIC:
             raise _Skip("llama.cpp row split is not modelled (the engine models its layer split)")
         tensor_parallel = None  # each card holds 1/N of the weights in both split modes
-    if metric in ("prefill_tokens_per_s", "ttft_s"):
+    if metric == "prefill_tokens_per_s":
         prompt = prompt or UNPUBLISHED_PROMPT_TOKENS
         context = depth + prompt
     elif metric == FIT_METRIC:
         # The KV cache must hold the whole run; with nothing published, the API's default.
         context = depth + prompt + output or WorkloadIn.model_fields["context_tokens"].default
     else:
-        # Decode is quoted at the mean context over the generated tokens.
+        # Decode is quoted at the mean context over the generated tokens; serving figures
+        # too (their KV cache holds requests part-way through their answers), with the time to
+        # first token read from the prefill of `prompt_tokens`.
+        if metric == "ttft_s":
+            prompt = prompt or UNPUBLISHED_PROMPT_TOKENS
         context = depth + prompt + output // 2
     batch = record.batch or record.concurrency or 1
     work = workload_spec(
@@ -236,6 +240,9 @@ def _case(snap: Snapshot, row: MeasurementRow) -> Case:
         workload=workload,
         output_tokens=record.output_tokens or 0,
         label=f"{row.item['model']} on {row.item['accelerator_name']}",
+        arrival=record.arrival,
+        requests=record.requests,
+        concurrency=record.concurrency,
     )
 
 

@@ -24,6 +24,9 @@ def serving_figure(
     batch: int,
     output_tokens: int,
     in_flight: float | None = None,
+    packed_prefill_s: float | None = None,
+    arrival: str | None = None,
+    wave: float | None = None,
 ) -> float:
     """A serving metric from one prompt's prefill time `ttft_s` and a decode step `step_s`
     (one token for each of `batch` sequences), for a benchmark that keeps `batch` requests in
@@ -39,11 +42,23 @@ def serving_figure(
 
     With more requests in flight (`in_flight`) than the `batch` the KV cache holds, the rest
     queue: throughput and ITL stay those of `batch`, and by Little's law for a closed loop each
-    request lives in_flight / batch cycles, the extra ones spent waiting before its prefill."""
+    request lives in_flight / batch cycles, the extra ones spent waiting before its prefill.
+
+    Short prompts share prefill passes (`packed_prefill_s` per prompt, the runtime's token
+    budget per pass): the other requests' prompts cost that much each, a request's own ttft_s.
+
+    The arrival process decides the queue ahead of a prompt: a burst (every request of a wave
+    sent at once) queues it behind half the batch's prefills; in a steady closed loop the
+    arrivals are spread over the cycle, so a prompt meets only its own prefill. A burst of
+    `wave` requests with no cap on those in flight runs as wave / batch sub-waves, one after
+    another: on average a request waits for half of the others."""
     out = max(1, output_tokens)
-    cycle = batch * ttft_s + out * step_s
-    first_token = ttft_s * (batch + 1) / 2.0
+    shared = ttft_s if packed_prefill_s is None else min(ttft_s, packed_prefill_s)
+    cycle = ttft_s + (batch - 1) * shared + out * step_s
+    first_token = ttft_s if arrival == "steady" else ttft_s + shared * (batch - 1) / 2.0
     waiting = (max(in_flight or batch, batch) / batch - 1.0) * cycle
+    if wave is not None and wave > batch:
+        waiting = (wave / batch - 1.0) / 2.0 * cycle
     if metric == "ttft_s":
         return waiting + first_token
     if metric == "itl_ms":
@@ -124,9 +139,19 @@ def figure_of(case: Case, est: Estimate) -> Predicted:
         batch=t.batch_per_replica,
         output_tokens=case.output_tokens,
         in_flight=case.workload.batch / replicas,
+        packed_prefill_s=t.packed_prefill_s,
+        arrival=case.arrival,
+        wave=_uncapped_wave(case, replicas),
     )
     # Throughput over all data-parallel replicas; latencies are per request.
     return figure * replicas if metric == "output_tokens_per_s_total" else figure
+
+
+def _uncapped_wave(case: Case, replicas: int) -> float | None:
+    """Requests per replica of a burst sent with no cap on those in flight (None otherwise)."""
+    if case.arrival != "burst" or case.concurrency is not None or case.requests is None:
+        return None
+    return case.requests / replicas
 
 
 def roofline_predictor(case: Case) -> Predicted:
@@ -153,6 +178,8 @@ def roofline_predictor(case: Case) -> Predicted:
         step_s=step_s,
         batch=workload.batch,
         output_tokens=case.output_tokens,
+        arrival=case.arrival,
+        wave=_uncapped_wave(case, 1),
     )
 
 
