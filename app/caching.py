@@ -37,8 +37,24 @@ DEFAULT_MAX_ENTRIES = 20_000
 _MISSING = object()
 
 
+class _Flight:
+    """One computation in progress; threads that miss the same key wait for it."""
+
+    __slots__ = ("done", "value")
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.value: Any = _MISSING  # stays _MISSING when the computation raised
+
+
 class _LRUMemo:
     """The LRU both cache kinds share: lock-guarded lookups, values computed outside the lock.
+
+    One computation per key at a time: threads that miss a key another thread is computing
+    wait for its value instead of computing it again (after an admin edit, every request for
+    a popular page misses at once, and 30 threads rendering it on 2 cores made every one of
+    them late). Different keys compute in parallel. If the computing thread raises, the
+    waiters start over (one computes, the others wait for it).
 
     Subclasses may drop entries before a lookup (`_before_lookup`) and refuse to keep a value
     computed for a key that went stale meanwhile (`_may_store`); both run under the lock.
@@ -48,6 +64,7 @@ class _LRUMemo:
         self.max_entries = max_entries
         self._lock = threading.Lock()
         self._entries: OrderedDict[Hashable, Any] = OrderedDict()
+        self._flights: dict[Hashable, _Flight] = {}
 
     def _memo(self, key: Hashable, compute: Callable[[], T]) -> T:
         with self._lock:
@@ -56,14 +73,26 @@ class _LRUMemo:
             if value is not _MISSING:
                 self._entries.move_to_end(key)
                 return value  # type: ignore[no-any-return]
-        # Computed outside the lock: two threads may compute the same value once each, which
-        # is cheaper than serialising every request behind a slow engine sweep.
-        value = compute()
-        with self._lock:
-            if self._may_store(key):
-                self._entries[key] = value
-                while len(self._entries) > self.max_entries:
-                    self._entries.popitem(last=False)
+            flight = self._flights.get(key)
+            leading = flight is None
+            if flight is None:
+                flight = self._flights[key] = _Flight()
+        if not leading:
+            flight.done.wait()
+            if flight.value is not _MISSING:
+                return flight.value  # type: ignore[no-any-return]
+            return self._memo(key, compute)  # it raised (for its own request): try afresh
+        try:
+            value = compute()
+            flight.value = value
+        finally:
+            with self._lock:
+                if flight.value is not _MISSING and self._may_store(key):
+                    self._entries[key] = flight.value
+                    while len(self._entries) > self.max_entries:
+                        self._entries.popitem(last=False)
+                del self._flights[key]
+            flight.done.set()
         return value
 
     def _before_lookup(self, key: Hashable) -> None:

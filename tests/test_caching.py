@@ -1,5 +1,9 @@
 """app/caching.py: the LRU both cache kinds share, and the catalog kind's version scopes."""
 
+import threading
+import time
+from collections.abc import Callable
+
 from app.caching import CatalogCache, ValueCache
 
 
@@ -47,3 +51,54 @@ def test_a_value_computed_for_a_version_that_went_stale_meanwhile_is_not_kept() 
 
     assert cache.get("db", 1, "k", slow_compute) == "older"  # the caller still gets its value
     assert len(cache) == 1  # only ("db", 2, "other"): nothing kept under version 1
+
+
+def _race(cache: ValueCache, compute: Callable[[], str], threads: int) -> list[object]:
+    """`threads` threads miss one key together; each records its value or its error."""
+    out: list[object] = []
+    start = threading.Barrier(threads)
+
+    def one() -> None:
+        start.wait()
+        try:
+            out.append(cache.get("page", compute))
+        except RuntimeError as exc:
+            out.append(exc)
+
+    workers = [threading.Thread(target=one) for _ in range(threads)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join(timeout=10)
+    return out
+
+
+def test_threads_that_miss_one_key_together_wait_for_one_computation() -> None:
+    cache = ValueCache(max_entries=4)
+    calls: list[int] = []
+
+    def render() -> str:
+        calls.append(1)
+        time.sleep(0.2)  # long enough for every other thread to arrive and wait
+        return "page"
+
+    assert _race(cache, render, threads=8) == ["page"] * 8
+    assert len(calls) == 1
+
+
+def test_when_the_computing_thread_fails_the_waiters_start_over() -> None:
+    cache = ValueCache(max_entries=4)
+    calls: list[int] = []
+
+    def flaky() -> str:
+        calls.append(1)
+        time.sleep(0.2)
+        if len(calls) == 1:
+            raise RuntimeError("the first computation fails")
+        return "page"
+
+    out = _race(cache, flaky, threads=4)
+    assert sum(isinstance(v, RuntimeError) for v in out) == 1
+    assert out.count("page") == 3
+    assert len(calls) == 2  # the failed one, then one for the three waiters
+    assert cache.get("page", lambda: "not computed again") == "page"
