@@ -61,3 +61,15 @@ def test_a_result_stays_frozen():
         except dataclasses.FrozenInstanceError:
             continue
         raise AssertionError(f"{type(obj).__name__}.{name} could be set")
+
+
+def test_inputs_hash_once_without_a_hash_field():
+    w = Workload(precision="fp8", batch=8)
+    assert "_hash" not in dataclasses.asdict(w)
+    assert "_hash" not in dataclasses.asdict(spec(LLAMA_70B))
+    same = Workload(precision="fp8", batch=8)
+    assert hash(same) == hash(w) and same == w
+    assert hash(dataclasses.replace(w, batch=8)) == hash(w)
+    clone = pickle.loads(pickle.dumps(w))
+    assert clone == w and hash(clone) == hash(w)
+    assert {w: 1}[Workload(precision="fp8", batch=8)] == 1
