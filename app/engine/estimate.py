@@ -156,7 +156,7 @@ def _estimate(
         overhead_gb=overhead_total / GB,
         optimizer_gb=optim_total / GB,
         gradients_gb=grads_total / GB,
-        rule_of_thumb_gb=rule_of_thumb_gb(model.params_total, p.precision.name),
+        rule_of_thumb_gb=rule_of_thumb_gb(model.params_total, p.precision),
         # Spare: usable memory that no running replica uses.
         spare_gb=(available_total - need.total * group * (active if fits else 1)) / GB,
         build_memory_gb=build.total_memory_gb * GIB / GB,
@@ -185,7 +185,7 @@ def _estimate(
     # Texts are computed when read (results.Deferred): a sweep reading fit, speed and cost
     # does not pay for them.
     words = EstimateWords(
-        p, fits, model, build, workload, costs, tp, pp, dp, active, ep, memory, tput, max_ctx,
+        p, fits, model, build, workload, costs, tp, pp, layout, memory, tput, max_ctx,
         need.total, util, model_ref or model.name,
     )  # fmt: skip
     plan = assemble(
@@ -196,10 +196,9 @@ def _estimate(
         expert_parallel=ep,
         accelerators_used=min(group * dp, n),  # occupied by the plan, idle replicas too
         layers_per_stage=layout.lps,
-        description=layout.description,
         runtime=runtime,
         objective=choice.objective,
-        _words=words,  # launch_command
+        _words=words,  # description, launch_command
         replicas_active=active,
         nodes_used=layout.nodes_used,
         node_usage=layout.node_usage,

@@ -42,7 +42,7 @@ def _failover_case(
         aggregate = per_seq * workload.batch
     layout = Layout(choice, model, build, workload, p.mode)
     return FailoverCase(
-        lost, build.accelerator_count, True, per_seq, aggregate, layout.description
+        lost, build.accelerator_count, True, per_seq, aggregate, layout.description()
     )
 
 

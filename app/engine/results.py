@@ -2,7 +2,7 @@
 
 The four objects every estimate builds (Estimate, its MemoryBreakdown, ParallelPlan and
 CostFigures) are frozen dataclasses without __slots__, so that the engine can fill one in a
-single step (`assemble`) and leave its words (verdict, findings, assumptions, launch command)
+single step (`assemble`) and leave its words (verdict, findings, assumptions, plan text)
 to be computed on first read (`Deferred`): a catalogue sweep that reads fit, speed and cost
 pays for neither a dozen per-field frozen setattrs nor text nobody reads. From outside they
 are ordinary frozen dataclasses: fields(), asdict(), replace(), ==, hash and repr read every
@@ -211,7 +211,7 @@ class Deferred:
 # The words of an estimate: the findings and verdict alone were ~15 % of an estimate's time.
 for _cls, _names in (
     (Estimate, ("verdict", "findings", "assumptions")),
-    (ParallelPlan, ("launch_command",)),
+    (ParallelPlan, ("description", "launch_command")),
 ):
     for _name in _names:
         setattr(_cls, _name, Deferred(_name))

@@ -1,4 +1,4 @@
-"""The words of one estimate (verdict, findings, assumptions, launch command), on demand.
+"""The words of one estimate (verdict, findings, assumptions, plan text), on demand.
 
 `estimate()` hands this object to its result as `_words`; each text is computed the first time
 its field is read (results.Deferred), from the same inputs the estimate used."""
@@ -8,6 +8,7 @@ from __future__ import annotations
 from .assumptions import assumptions
 from .findings import estimate_findings, estimate_verdict
 from .launch import launch_command, model_ref_for
+from .layout import Layout
 from .prepared import Prepared
 from .results import Finding, MemoryBreakdown, Throughput
 from .specs import BuildSpec, CostAssumptions, ModelSpec, Workload
@@ -17,8 +18,8 @@ class EstimateWords:
     """The inputs of an estimate's texts, kept until they are read."""
 
     __slots__ = (
-        "p", "fits", "model", "build", "workload", "costs", "tp", "pp", "dp", "active", "ep",
-        "memory", "tput", "max_ctx", "need_total", "util", "model_ref",
+        "p", "fits", "model", "build", "workload", "costs", "tp", "pp", "layout", "memory",
+        "tput", "max_ctx", "need_total", "util", "model_ref",
     )  # fmt: skip
 
     def __init__(
@@ -31,9 +32,7 @@ class EstimateWords:
         costs: CostAssumptions,
         tp: int,
         pp: int,
-        dp: int,
-        active: int,
-        ep: int,
+        layout: Layout,
         memory: MemoryBreakdown,
         tput: Throughput | None,
         max_ctx: int | None,
@@ -42,7 +41,7 @@ class EstimateWords:
         model_ref: str,  # a Hugging Face id or the model's name
     ) -> None:
         self.p, self.fits, self.model, self.build, self.workload = p, fits, model, build, workload
-        self.costs, self.tp, self.pp, self.dp, self.active, self.ep = costs, tp, pp, dp, active, ep
+        self.costs, self.tp, self.pp, self.layout = costs, tp, pp, layout
         self.memory, self.tput, self.max_ctx = memory, tput, max_ctx
         self.need_total, self.util, self.model_ref = need_total, util, model_ref
 
@@ -56,12 +55,16 @@ class EstimateWords:
         """Estimate.findings."""
         return estimate_findings(
             self.p, self.fits, self.model, self.build, self.workload, self.tp, self.pp,
-            self.memory, self.tput, self.max_ctx, self.dp,
+            self.memory, self.tput, self.max_ctx, self.layout.dp,
         )  # fmt: skip
 
     def assumptions(self) -> tuple[str, ...]:
         """Estimate.assumptions."""
         return assumptions(self.p, self.costs, self.util)
+
+    def description(self) -> str:
+        """ParallelPlan.description."""
+        return self.layout.description()
 
     def launch_command(self) -> str:
         """ParallelPlan.launch_command."""
@@ -72,8 +75,8 @@ class EstimateWords:
             workload=self.workload,
             tp=self.tp,
             pp=self.pp,
-            replicas=self.active,
-            expert_parallel=self.ep > 1,
+            replicas=self.layout.active,
+            expert_parallel=self.layout.ep > 1,
             memory_utilization=self.util,
             kv_precision=self.p.kv_precision,
         )
