@@ -6,7 +6,7 @@ from dataclasses import replace
 
 from .cost import billed_tokens_per_s, cost_figures
 from .layout import Layout
-from .memory import max_batch_that_fits, max_context_tokens
+from .memory import context_and_batch_that_fit
 from .parts import needs_parts, with_parts
 from .precision import rule_of_thumb_gb
 from .prep import GB, GIB
@@ -168,8 +168,7 @@ def _estimate(
     max_batch: int | None = None
     billed: float | None = None
     if inference:
-        max_ctx = max_context_tokens(p, model, workload, tp, pp, dp, need)
-        max_batch = max_batch_that_fits(p, model, tp, pp, dp, need)
+        max_ctx, max_batch = context_and_batch_that_fit(p, model, workload, tp, pp, dp, need)
         if fits:
             tput = throughput(p, model, build, workload, tp, pp, dp, choice.dm, choice.parts)
             billed = billed_tokens_per_s(
@@ -185,9 +184,8 @@ def _estimate(
     # Texts are computed when read (results.Deferred): a sweep reading fit, speed and cost
     # does not pay for them.
     words = EstimateWords(
-        p, fits, model, build, workload, costs, tp, pp, layout, memory, tput, max_ctx,
-        need.total, util, model_ref or model.name,
-    )  # fmt: skip
+        p, model, build, workload, costs, need.total, util, model_ref or model.name
+    )
     plan = assemble(
         ParallelPlan,
         tensor_parallel=tp,

@@ -189,7 +189,7 @@ class FailoverCase:
 
 class Deferred:
     """A result field computed on first read by the object's `_words` (an object with a
-    zero-argument method of the field's name), then kept.
+    method of the field's name, called with the result), then kept.
 
     A non-data descriptor: once the value sits in the instance's __dict__ (first read, or an
     ordinary __init__ call, as in replace() or a test) attribute lookup finds it there and
@@ -204,7 +204,7 @@ class Deferred:
         if obj is None:
             return self
         values = obj.__dict__
-        value = values[self.name] = getattr(values["_words"], self.name)()
+        value = values[self.name] = getattr(values["_words"], self.name)(obj)
         return value
 
 
