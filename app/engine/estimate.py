@@ -195,8 +195,7 @@ def _estimate(
         accelerators_used=min(group * dp, n),  # occupied by the plan, idle replicas too
         layers_per_stage=layout.lps,
         runtime=runtime,
-        objective=choice.objective,
-        _words=words,  # description, launch_command
+        _words=words,  # description, objective, launch_command
         replicas_active=active,
         nodes_used=layout.nodes_used,
         node_usage=layout.node_usage,

@@ -1,7 +1,7 @@
 """Output dataclasses: the estimate and its parts.
 
-The four objects every estimate builds (Estimate, its MemoryBreakdown, ParallelPlan and
-CostFigures) are frozen dataclasses without __slots__, so that the engine can fill one in a
+The objects every estimate builds (Estimate, its MemoryBreakdown, ParallelPlan, Throughput
+and CostFigures) are frozen dataclasses without __slots__, so that the engine can fill one in a
 single step (`assemble`) and leave its words (verdict, findings, assumptions, plan text)
 to be computed on first read (`Deferred`): a catalogue sweep that reads fit, speed and cost
 pays for neither a dozen per-field frozen setattrs nor text nobody reads. From outside they
@@ -71,7 +71,7 @@ class ParallelPlan:
     plans_evaluated: int = 1  # candidate splits whose memory the search computed
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Throughput:
     """Decode and prefill speed; decode split into its per-token time components."""
 
@@ -211,7 +211,7 @@ class Deferred:
 # The words of an estimate: the findings and verdict alone were ~15 % of an estimate's time.
 for _cls, _names in (
     (Estimate, ("verdict", "findings", "assumptions")),
-    (ParallelPlan, ("description", "launch_command")),
+    (ParallelPlan, ("description", "objective", "launch_command")),
 ):
     for _name in _names:
         setattr(_cls, _name, Deferred(_name))
@@ -219,8 +219,11 @@ for _cls, _names in (
 
 def assemble(cls: type[_R], **values: Any) -> _R:
     """An instance of a result class from every field's value at once (fields named in
-    `Deferred` may instead come from `_words=`): one dict update instead of a frozen
-    dataclass __init__'s setattr per field, a third of an estimate's time."""
+    `Deferred` may instead come from `_words=`): one dict instead of a frozen dataclass
+    __init__'s setattr per field."""
     obj = object.__new__(cls)
-    obj.__dict__.update(values)
+    _set(obj, "__dict__", values)  # the call's own fresh kwargs dict: nothing to copy
     return obj
+
+
+_set = object.__setattr__

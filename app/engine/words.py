@@ -13,6 +13,7 @@ from .launch import launch_command, model_ref_for
 from .layout import plan_description
 from .prepared import Prepared
 from .results import Estimate, Finding, ParallelPlan
+from .search import objective_for
 from .specs import BuildSpec, CostAssumptions, ModelSpec, Workload
 
 
@@ -63,6 +64,10 @@ class EstimateWords:
             plan.expert_parallel, plan.layers_per_stage, plan.nodes_used, plan.node_usage,
             self.build,
         )  # fmt: skip
+
+    def objective(self, plan: ParallelPlan) -> str:
+        """ParallelPlan.objective."""
+        return objective_for(self.p.mode, self.workload.batch)
 
     def launch_command(self, plan: ParallelPlan) -> str:
         """ParallelPlan.launch_command."""
