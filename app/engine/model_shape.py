@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
+from operator import attrgetter
 from typing import Any
 
 from .precision import kv_bytes
@@ -192,9 +194,19 @@ def derive_model_quantities(m: ModelSpec) -> dict[str, Any]:
     }
 
 
+# Per class, a getter of its compared fields' values: every Workload and ModelSpec (a batch
+# request builds one per item) is hashed at construction, and fields() is slow to walk.
+_COMPARED: dict[type, Callable[[object], tuple[object, ...]]] = {}
+
+
 def compared_values(obj: object) -> tuple[object, ...]:
     """The values of a dataclass's compared fields, in order: what its generated hash hashes."""
-    return tuple(getattr(obj, f.name) for f in fields(obj) if f.compare)  # type: ignore[arg-type]
+    getter = _COMPARED.get(type(obj))
+    if getter is None:
+        names = [f.name for f in fields(obj) if f.compare]  # type: ignore[arg-type]
+        many = attrgetter(*names)  # a tuple when given two names or more
+        getter = _COMPARED[type(obj)] = many if len(names) > 1 else lambda o: (many(o),)
+    return getter(obj)
 
 
 def init_values(obj: object) -> tuple[object, ...]:
