@@ -14,11 +14,11 @@ from .prepared import prepare
 from .results import (
     Estimate,
     Finding,
-    MemoryBreakdown,
-    ParallelPlan,
     Throughput,
     TrainingFigures,
-    assemble,
+    fill_estimate,
+    fill_memory,
+    fill_plan,
 )
 from .runtime import RUNTIMES
 from .search import search
@@ -144,8 +144,7 @@ def _estimate(
         optim_total = model.params_total * 12.0
     total = weights_total + kv_total + act_total + overhead_total + optim_total + grads_total
     available_total = usable * n
-    memory = assemble(
-        MemoryBreakdown,
+    memory = fill_memory(
         total_gb=total / GB,
         per_accelerator_gb=need.total / GB,
         available_per_accelerator_gb=usable / GB,
@@ -186,8 +185,7 @@ def _estimate(
     words = EstimateWords(
         p, model, build, workload, costs, need.total, util, model_ref or model.name
     )
-    plan = assemble(
-        ParallelPlan,
+    plan = fill_plan(
         tensor_parallel=tp,
         pipeline_parallel=pp,
         data_parallel=dp,
@@ -201,8 +199,7 @@ def _estimate(
         node_usage=layout.node_usage,
         plans_evaluated=choice.evaluated,
     )
-    return assemble(
-        Estimate,
+    return fill_estimate(
         fits=fits,
         _words=words,  # verdict, findings, assumptions
         memory=memory,

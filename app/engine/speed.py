@@ -6,7 +6,7 @@ import math
 
 from .plan import Prepared, kv_share, kv_tokens_weighted
 from .prep import efficiency, link_for, peak_flops
-from .results import Throughput, assemble
+from .results import Throughput, fill_throughput
 from .runtime import (
     LINK_DEFAULT_GBS,
     LINK_EFFICIENCY,
@@ -237,8 +237,7 @@ def throughput(
     aggregate = per_seq * workload.batch
     bottleneck = bottleneck_name(mem, comp, comm, fixed)
     ttft = prefill(p, model, build, workload, tp, pp)
-    return assemble(
-        Throughput,
+    return fill_throughput(
         decode_tokens_per_s=per_seq,
         aggregate_decode_tokens_per_s=aggregate,
         prefill_tokens_per_s=workload.prompt_tokens / ttft,

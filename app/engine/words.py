@@ -7,6 +7,8 @@ garbage collector) and no per-estimate scratch objects."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from .assumptions import assumptions
 from .findings import estimate_findings, estimate_verdict
 from .launch import launch_command, model_ref_for
@@ -20,7 +22,9 @@ from .specs import BuildSpec, CostAssumptions, ModelSpec, Workload
 class EstimateWords:
     """The inputs of an estimate's texts that its results do not carry."""
 
-    __slots__ = ("p", "model", "build", "workload", "costs", "need_total", "util", "model_ref")
+    __slots__ = (
+        "p", "model", "build", "workload", "costs", "need_total", "util", "model_ref", "texts",
+    )  # fmt: skip
 
     def __init__(
         self,
@@ -35,6 +39,17 @@ class EstimateWords:
     ) -> None:
         self.p, self.model, self.build, self.workload = p, model, build, workload
         self.costs, self.need_total, self.util, self.model_ref = costs, need_total, util, model_ref
+        self.texts: dict[str, Any] | None = None  # computed so far, by field name
+
+    def text(self, name: str, result: Estimate | ParallelPlan) -> Any:
+        """The field `name` of `result` (an Estimate or its ParallelPlan), computed once."""
+        texts = self.texts
+        if texts is None:
+            texts = self.texts = {}
+        elif name in texts:
+            return texts[name]
+        value = texts[name] = getattr(self, name)(result)
+        return value
 
     def verdict(self, e: Estimate) -> str:
         """Estimate.verdict."""

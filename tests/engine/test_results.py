@@ -6,7 +6,10 @@ import copy
 import dataclasses
 import pickle
 
+import pytest
+
 from app.engine import Workload, estimate
+from app.engine.results import fill_memory, fill_plan
 
 from .shapes import DESKTOP, LLAMA_70B, MIXTRAL, TWO_DGX_H200, spec
 
@@ -73,3 +76,11 @@ def test_inputs_hash_once_without_a_hash_field():
     clone = pickle.loads(pickle.dumps(w))
     assert clone == w and hash(clone) == hash(w)
     assert {w: 1}[Workload(precision="fp8", batch=8)] == 1
+
+
+def test_the_engine_fills_every_field_of_a_result():
+    # A field added to a result class must be given where the engine builds it.
+    with pytest.raises(TypeError):
+        fill_memory(total_gb=1.0)
+    with pytest.raises(TypeError):
+        fill_plan(tensor_parallel=1)  # and the plan's words come from _words=
