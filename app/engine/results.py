@@ -6,7 +6,7 @@ with one dict store per field (`fill_*`, see `_filler`) and leave its words (ver
 findings, assumptions, plan text) to be computed on first read (`Deferred`): a catalogue
 sweep that reads fit, speed and cost pays for neither a frozen setattr per field nor text
 nobody reads. From outside they are ordinary frozen dataclasses: fields(), asdict(),
-replace(), ==, hash, repr and pickle read every field, deferred or not"""
+replace(), ==, hash, repr and pickle read every field, deferred or not."""
 
 from __future__ import annotations
 
