@@ -119,33 +119,42 @@ def training_activation_bytes(
     return act
 
 
-def context_and_batch_that_fit(
+def max_context_tokens(
     p: Prepared, model: ModelSpec, workload: Workload, tp: int, pp: int, dp: int, need: Need
-) -> tuple[int | None, int]:
-    """(largest context_tokens that fits at the workload's batch, most concurrent sequences at
-    context_tokens over all replicas), both in closed form from the memory the KV cache may
-    use on the fullest accelerator."""
+) -> int | None:
+    """Largest context_tokens that fits at the workload's batch (closed form)."""
     free = p.usable_per_accel - (need.weights + need.activations + need.overhead)
     if free <= 0:
-        return 0, 0
+        return 0
     layers = model.num_hidden_layers
     frac = -(-layers // pp) / layers
-    share = kv_share(model, tp)
-    per_seq = p.kv_seq_bytes * frac * share
-    max_batch = int(free // per_seq) * dp if per_seq > 0 else 0
     batch_r = -(-workload.batch // dp)
-    a = batch_r * p.kv_token_layer_bytes * share * frac
+    a = batch_r * p.kv_token_layer_bytes * kv_share(model, tp) * frac
     cap = model.max_position_embeddings
     if a <= 0:
-        return cap, max_batch
+        return cap
     lw, lf, w = p.windowed_layers, p.full_layers, p.window
     if lw and (lf + lw) * w * a >= free:
         tokens = free / (a * (lf + lw))
     elif lw:
         if lf == 0:
-            return cap, max_batch  # every layer is windowed: the cache stops growing at the window
+            return cap  # every layer is windowed: the cache stops growing at the window
         tokens = (free - a * lw * w) / (a * lf)
     else:
         tokens = free / (a * lf)
     result = int(tokens)
-    return (min(result, cap) if cap else result), max_batch
+    return min(result, cap) if cap else result
+
+
+def max_batch_that_fits(
+    p: Prepared, model: ModelSpec, tp: int, pp: int, dp: int, need: Need
+) -> int:
+    """Most concurrent sequences at context_tokens over all replicas (closed form)."""
+    free = p.usable_per_accel - (need.weights + need.activations + need.overhead)
+    if free <= 0:
+        return 0
+    frac = -(-model.num_hidden_layers // pp) / model.num_hidden_layers
+    per_seq = p.kv_seq_bytes * frac * kv_share(model, tp)
+    if per_seq <= 0:
+        return 0
+    return int(free // per_seq) * dp
