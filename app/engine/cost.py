@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .results import CostFigures
+from .results import CostFigures, fill_cost
 from .specs import BuildSpec, CostAssumptions
 
 HOURS_PER_YEAR = 8766.0  # 365.25 days
@@ -61,7 +61,7 @@ def cost_figures(
             tokens_per_hour = aggregate_tokens_per_s * 3600.0 * costs.utilization
             per_million = per_hour / tokens_per_hour * 1e6
     total_mem = build.total_memory_gb
-    return CostFigures(
+    return fill_cost(
         price_usd=price,
         power_w=power,
         usd_per_hour=per_hour,

@@ -4,10 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from .assumptions import assumptions
 from .cost import billed_tokens_per_s, cost_figures
-from .findings import estimate_findings, estimate_verdict
-from .launch import launch_command, model_ref_for
 from .layout import Layout
 from .memory import max_batch_that_fits, max_context_tokens
 from .parts import needs_parts, with_parts
@@ -17,10 +14,11 @@ from .prepared import prepare
 from .results import (
     Estimate,
     Finding,
-    MemoryBreakdown,
-    ParallelPlan,
     Throughput,
     TrainingFigures,
+    fill_estimate,
+    fill_memory,
+    fill_plan,
 )
 from .runtime import RUNTIMES
 from .search import search
@@ -29,6 +27,7 @@ from .speed import throughput
 from .tiers import derive_tier, serves_in_production
 from .training import training_figures
 from .validate import validate
+from .words import EstimateWords
 
 _DEFAULT_COSTS = CostAssumptions()
 
@@ -133,34 +132,6 @@ def _estimate(
     runtime = p.runtime.name
     usable = p.usable_per_accel
     util = usable / (build.accelerator.memory_gb * GIB)
-    command = launch_command(
-        runtime=runtime,
-        model_ref=model_ref_for(model_ref or model.name, runtime, workload.precision),
-        build=build,
-        workload=workload,
-        tp=tp,
-        pp=pp,
-        replicas=active,
-        expert_parallel=ep > 1,
-        memory_utilization=util,
-        kv_precision=p.kv_precision,
-    )
-    plan = ParallelPlan(
-        tensor_parallel=tp,
-        pipeline_parallel=pp,
-        data_parallel=dp,
-        expert_parallel=ep,
-        accelerators_used=min(group * dp, n),  # occupied by the plan, idle replicas too
-        layers_per_stage=layout.lps,
-        description=layout.description,
-        runtime=runtime,
-        objective=choice.objective,
-        launch_command=command,
-        replicas_active=active,
-        nodes_used=layout.nodes_used,
-        node_usage=layout.node_usage,
-        plans_evaluated=choice.evaluated,
-    )
     weights_total = p.body_bytes + p.embed_bytes + p.head_params_bytes
     if not inference:
         weights_total = need.weights * group if workload.zero_stage < 3 else need.weights * n
@@ -173,7 +144,7 @@ def _estimate(
         optim_total = model.params_total * 12.0
     total = weights_total + kv_total + act_total + overhead_total + optim_total + grads_total
     available_total = usable * n
-    memory = MemoryBreakdown(
+    memory = fill_memory(
         total_gb=total / GB,
         per_accelerator_gb=need.total / GB,
         available_per_accelerator_gb=usable / GB,
@@ -184,7 +155,7 @@ def _estimate(
         overhead_gb=overhead_total / GB,
         optimizer_gb=optim_total / GB,
         gradients_gb=grads_total / GB,
-        rule_of_thumb_gb=rule_of_thumb_gb(model.params_total, p.precision.name),
+        rule_of_thumb_gb=rule_of_thumb_gb(model.params_total, p.precision),
         # Spare: usable memory that no running replica uses.
         spare_gb=(available_total - need.total * group * (active if fits else 1)) / GB,
         build_memory_gb=build.total_memory_gb * GIB / GB,
@@ -210,20 +181,36 @@ def _estimate(
     cost = cost_figures(build, costs, billed)
     if not inference and fits:
         training = training_figures(p, model, build, workload, cost, tp, pp, dp)
-    verdict = estimate_verdict(fits, build, memory, tp, pp, need.total)
-    findings = estimate_findings(p, fits, model, build, workload, tp, pp, memory, tput, max_ctx, dp)
-    return Estimate(
+    # Texts are computed when read (results.Deferred): a sweep reading fit, speed and cost
+    # does not pay for them.
+    words = EstimateWords(
+        p, model, build, workload, costs, need.total, util, model_ref or model.name
+    )
+    plan = fill_plan(
+        tensor_parallel=tp,
+        pipeline_parallel=pp,
+        data_parallel=dp,
+        expert_parallel=ep,
+        accelerators_used=min(group * dp, n),  # occupied by the plan, idle replicas too
+        layers_per_stage=layout.lps,
+        runtime=runtime,
+        _words=words,  # description, objective, launch_command
+        replicas_active=active,
+        nodes_used=layout.nodes_used,
+        node_usage=layout.node_usage,
+        plans_evaluated=choice.evaluated,
+    )
+    return fill_estimate(
         fits=fits,
-        verdict=verdict,
+        _words=words,  # verdict, findings, assumptions
         memory=memory,
         plan=plan,
         throughput=tput,
         cost=cost,
         training=training,
-        findings=findings,
-        assumptions=assumptions(p, costs, util),
         max_context_tokens_that_fit=max_ctx,
         max_batch_that_fits=max_batch,
         tier=derive_tier(build),
         runtime=runtime,
+        placement=None,
     )

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 from .errors import EngineInputError
 from .estimate import estimate
-from .layout import Layout
+from .layout import Layout, plan_description
 from .prepared import prepare
 from .results import FailoverCase
 from .search import search
@@ -40,10 +40,11 @@ def _failover_case(
     if p.mode == "inference" and choice.parts is not None:
         per_seq = 1.0 / choice.parts[0]
         aggregate = per_seq * workload.batch
-    layout = Layout(choice, model, build, workload, p.mode)
-    return FailoverCase(
-        lost, build.accelerator_count, True, per_seq, aggregate, layout.description
+    lay = Layout(choice, model, build, workload, p.mode)
+    plan = plan_description(
+        choice.tp, choice.pp, lay.active, lay.ep, lay.lps, lay.nodes_used, lay.node_usage, build
     )
+    return FailoverCase(lost, build.accelerator_count, True, per_seq, aggregate, plan)
 
 
 def failover(

@@ -32,10 +32,23 @@ def _node_usage(build: BuildSpec, group: int, replicas: int) -> tuple[int, str]:
     return nodes, "replicas per node"
 
 
+def plan_description(
+    tp: int, pp: int, active: int, ep: int, lps: int, nodes_used: int, node_usage: str,
+    build: BuildSpec,
+) -> str:  # fmt: skip
+    """The plan in words (ParallelPlan.description), e.g. "tensor parallel 4"."""
+    description = _plan_description(tp, pp, active, ep, lps, build)
+    if node_usage == "spread over nodes":
+        description += f", model spread over {nodes_used} nodes"
+    elif node_usage == "replicas per node" and active > 1:
+        description += f" on {nodes_used} nodes"
+    return description
+
+
 class Layout:
     """How the chosen split sits on the build: replicas, experts, nodes, in words."""
 
-    __slots__ = ("dp", "lps", "ep", "group", "active", "nodes_used", "node_usage", "description")
+    __slots__ = ("dp", "lps", "ep", "group", "active", "nodes_used", "node_usage")
 
     def __init__(
         self, choice: Choice, model: ModelSpec, build: BuildSpec, workload: Workload, mode: str
@@ -48,9 +61,3 @@ class Layout:
         # Replicas that hold sequences: at batch 1 one replica works and the others idle.
         self.active = min(self.dp, workload.batch) if mode == "inference" else self.dp
         self.nodes_used, self.node_usage = _node_usage(build, self.group, self.active)
-        description = _plan_description(tp, pp, self.active, self.ep, self.lps, build)
-        if self.node_usage == "spread over nodes":
-            description += f", model spread over {self.nodes_used} nodes"
-        elif self.node_usage == "replicas per node" and self.active > 1:
-            description += f" on {self.nodes_used} nodes"
-        self.description = description

@@ -2,14 +2,29 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
+from operator import attrgetter
 from typing import Any
 
 from .precision import kv_bytes
 
 
+class HashedOnce:
+    """Base of an input hashed once at construction: the `_hash` slot is set by the subclass's
+    __post_init__ and is no dataclass field, so fields(), asdict() and == never see it. The
+    subclass names `__hash__ = HashedOnce.__hash__` in its body, or @dataclass(frozen=True)
+    would replace it with one that hashes every field."""
+
+    __slots__ = ("_hash",)
+    _hash: int
+
+    def __hash__(self) -> int:
+        return self._hash
+
+
 @dataclass(frozen=True, slots=True)
-class ModelSpec:
+class ModelSpec(HashedOnce):
     """Transformer shape, with Hugging Face config.json field names."""
 
     name: str
@@ -58,17 +73,14 @@ class ModelSpec:
     kv_elements_per_token_layer: int = field(init=False, compare=False, repr=False)
     attention_flops_per_context_token: float = field(init=False, compare=False, repr=False)
 
-    # The hash of the fields above: estimates key their memo of per-call quantities by the
-    # model, and hashing some thirty fields on every call costs more than most of the estimate.
-    _hash: int = field(init=False, compare=False, repr=False)
-
     def __post_init__(self) -> None:
         for name, value in derive_model_quantities(self).items():
             object.__setattr__(self, name, value)
+        # Estimates key their memo of per-call quantities by the model, and hashing some
+        # thirty fields on every call costs more than most of the estimate (HashedOnce).
         object.__setattr__(self, "_hash", hash(compared_values(self)))
 
-    def __hash__(self) -> int:
-        return self._hash
+    __hash__ = HashedOnce.__hash__  # (a dataclass would otherwise hash every field per call)
 
     def __reduce__(self) -> tuple[type[ModelSpec], tuple[object, ...]]:
         # Rebuild through __init__ (a copy or a pickle recomputes the derived fields and the
@@ -182,9 +194,19 @@ def derive_model_quantities(m: ModelSpec) -> dict[str, Any]:
     }
 
 
+# Per class, a getter of its compared fields' values: every Workload and ModelSpec (a batch
+# request builds one per item) is hashed at construction, and fields() is slow to walk.
+_COMPARED: dict[type, Callable[[object], tuple[object, ...]]] = {}
+
+
 def compared_values(obj: object) -> tuple[object, ...]:
     """The values of a dataclass's compared fields, in order: what its generated hash hashes."""
-    return tuple(getattr(obj, f.name) for f in fields(obj) if f.compare)  # type: ignore[arg-type]
+    getter = _COMPARED.get(type(obj))
+    if getter is None:
+        names = [f.name for f in fields(obj) if f.compare]  # type: ignore[arg-type]
+        many = attrgetter(*names)  # a tuple when given two names or more
+        getter = _COMPARED[type(obj)] = many if len(names) > 1 else lambda o: (many(o),)
+    return getter(obj)
 
 
 def init_values(obj: object) -> tuple[object, ...]:

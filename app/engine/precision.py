@@ -111,7 +111,7 @@ def kv_bytes(name: str, field: str = "kv_cache_precision") -> float:
     return bits / 8.0
 
 
-def rule_of_thumb_gb(params: int, precision: str) -> float:
+def rule_of_thumb_gb(params: int, precision: str | Precision) -> float:
     """Parameters x bytes per parameter x 1.2, in GB (1e9 bytes)."""
-    p = get_precision(precision)
+    p = precision if isinstance(precision, Precision) else get_precision(precision)
     return params * p.bytes_per_weight * RULE_OF_THUMB_FACTOR / 1e9

@@ -1,8 +1,20 @@
-"""Output dataclasses: the estimate and its parts."""
+"""Output dataclasses: the estimate and its parts.
+
+The objects every estimate builds (Estimate, its MemoryBreakdown, ParallelPlan, Throughput
+and CostFigures) are frozen dataclasses without __slots__, so that the engine can fill each
+with one dict store per field (`fill_*`, see `_filler`) and leave its words (verdict,
+findings, assumptions, plan text) to be computed on first read (`Deferred`): a catalogue
+sweep that reads fit, speed and cost pays for neither a frozen setattr per field nor text
+nobody reads. From outside they are ordinary frozen dataclasses: fields(), asdict(),
+replace(), ==, hash, repr and pickle read every field, deferred or not."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, fields
+from typing import Any, TypeVar
+
+_R = TypeVar("_R")
 
 
 @dataclass(frozen=True, slots=True)
@@ -13,7 +25,7 @@ class Finding:
     message: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class MemoryBreakdown:
     """Memory needed versus available, in GB (1e9 bytes; capacities stated in GiB converted).
 
@@ -39,7 +51,7 @@ class MemoryBreakdown:
     kv_cache_gb_per_token: float = 0.0  # per sequence, all layers, before window caps
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class ParallelPlan:
     """How the model is split: tensor x pipeline (x data) parallel, experts spread over TP."""
 
@@ -59,7 +71,7 @@ class ParallelPlan:
     plans_evaluated: int = 1  # candidate splits whose memory the search computed
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Throughput:
     """Decode and prefill speed; decode split into its per-token time components."""
 
@@ -80,7 +92,7 @@ class Throughput:
     packed_prefill_s: float | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class CostFigures:
     """Money and energy; None where the price or power is unknown."""
 
@@ -145,7 +157,7 @@ class Placement:
     launch_flags: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Estimate:
     """Everything the engine says about one build running one model under one workload."""
 
@@ -176,3 +188,63 @@ class FailoverCase:
     decode_tokens_per_s: float | None
     aggregate_decode_tokens_per_s: float | None
     plan: str
+
+
+class Deferred:
+    """A result field computed on first read by the object's `_words`: an object whose
+    `text(name, result)` computes the field (and keeps it: later reads come back here).
+
+    A non-data descriptor: where the value sits in the instance's __dict__ (an ordinary
+    __init__ call, as in replace() or a test) attribute lookup finds it there instead. The
+    value is not written into the instance: a key added to one instance's dict after the
+    others' would turn every such dict from a shared-key table into a ~460-byte copy."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: object, owner: type | None = None) -> Any:
+        if obj is None:
+            return self
+        return obj.__dict__["_words"].text(self.name, obj)
+
+
+# The words of an estimate: the findings and verdict alone were ~15 % of an estimate's time.
+for _cls, _names in (
+    (Estimate, ("verdict", "findings", "assumptions")),
+    (ParallelPlan, ("description", "objective", "launch_command")),
+):
+    for _name in _names:
+        setattr(_cls, _name, Deferred(_name))
+
+
+def _filler(cls: type[_R]) -> Callable[..., _R]:
+    """A function building `cls` from its fields' values as keyword arguments, all required
+    (a missing or unknown field is a TypeError), plus `_words` where fields are Deferred.
+
+    It stores each value straight into the new instance's dict, in field order: one dict
+    store per field where a frozen dataclass __init__ makes an object.__setattr__ call (a
+    third of an estimate's time), and the dict stays a split (key-sharing) table of ~8 bytes
+    a field (dict.update(kwargs) or assigning __dict__ would make a ~460-byte copy). Generated
+    from fields() as dataclasses generates __init__."""
+    names = [f.name for f in fields(cls)]  # type: ignore[arg-type]
+    stored = [n for n in names if not isinstance(cls.__dict__.get(n), Deferred)]
+    if len(stored) < len(names):
+        stored.append("_words")
+    lines = [f"def fill(*, {', '.join(stored)}):", "    obj = new(cls)", "    own = obj.__dict__"]
+    lines += [f"    own[{n!r}] = {n}" for n in stored]
+    lines.append("    return obj")
+    scope: dict[str, Any] = {"new": object.__new__, "cls": cls}
+    exec("\n".join(lines), scope)  # field names of our own dataclasses only
+    fill: Callable[..., _R] = scope["fill"]
+    fill.__qualname__ = fill.__name__ = f"fill_{cls.__name__}"
+    return fill
+
+
+# What the engine builds its results with (see the module docstring).
+fill_estimate = _filler(Estimate)
+fill_plan = _filler(ParallelPlan)
+fill_memory = _filler(MemoryBreakdown)
+fill_throughput = _filler(Throughput)
+fill_cost = _filler(CostFigures)

@@ -17,7 +17,7 @@ OBJECTIVE_TRAINING = "most data-parallel replicas (fewest accelerators per repli
 class Choice:
     """The plan the search settled on."""
 
-    __slots__ = ("fits", "tp", "pp", "dp", "need", "dm", "parts", "evaluated", "objective")
+    __slots__ = ("fits", "tp", "pp", "dp", "need", "dm", "parts", "evaluated")
 
     def __init__(
         self,
@@ -28,10 +28,9 @@ class Choice:
         need: Need,
         dm: DecodeModel | None,
         evaluated: int,
-        objective: str,
     ) -> None:
         self.fits, self.tp, self.pp, self.dp, self.need = fits, tp, pp, dp, need
-        self.dm, self.evaluated, self.objective = dm, evaluated, objective
+        self.dm, self.evaluated = dm, evaluated
         self.parts: tuple[float, float, float, float, float] | None = None
 
 
@@ -82,14 +81,9 @@ def search(p: Prepared, model: ModelSpec, build: BuildSpec, workload: Workload) 
                 found = (tp, hit[0], hit[1], hit[2])
         if found is not None:
             tp, pp, dp, need = found
-            return Choice(True, tp, pp, dp, need, None, evaluated, OBJECTIVE_TRAINING)
-        return _no_fit(p, model, build, workload, options, evaluated, OBJECTIVE_TRAINING)
+            return Choice(True, tp, pp, dp, need, None, evaluated)
+        return _no_fit(p, model, build, workload, options, evaluated)
 
-    objective = (
-        OBJECTIVE_LATENCY
-        if workload.batch == 1
-        else OBJECTIVE_AGGREGATE.format(batch=workload.batch)
-    )
     # Lower bound of a decode step for a tensor-parallel size: the non-expert weights read at
     # tp x bandwidth plus the fixed per-pass costs (both in every candidate's step), so
     # candidates that cannot beat the best so far are skipped without a speed model.
@@ -109,12 +103,19 @@ def search(p: Prepared, model: ModelSpec, build: BuildSpec, workload: Workload) 
         parts = dm.step(-(-workload.batch // dp))
         if parts[0] < best_step:
             best_step = parts[0]
-            best = Choice(True, tp, pp, dp, need, dm, evaluated, objective)
+            best = Choice(True, tp, pp, dp, need, dm, evaluated)
             best.parts = parts
     if best is not None:
         best.evaluated = evaluated
         return best
-    return _no_fit(p, model, build, workload, options, evaluated, objective)
+    return _no_fit(p, model, build, workload, options, evaluated)
+
+
+def objective_for(mode: str, batch: int) -> str:
+    """What the search optimises for this mode and batch, in words (ParallelPlan.objective)."""
+    if mode != "inference":
+        return OBJECTIVE_TRAINING
+    return OBJECTIVE_LATENCY if batch == 1 else OBJECTIVE_AGGREGATE.format(batch=batch)
 
 
 def _no_fit(
@@ -124,10 +125,9 @@ def _no_fit(
     workload: Workload,
     options: Options,
     evaluated: int,
-    objective: str,
 ) -> Choice:
     """Nothing fits: report the widest split (largest tp, most stages) the runtime allows."""
     tp, pps, _ = max(options, key=lambda o: o[0] * o[1][-1])
     pp = pps[-1]
     need = need_per_accel(p, model, build, workload, tp, pp, 1)
-    return Choice(False, tp, pp, 1, need, None, evaluated + 1, objective)
+    return Choice(False, tp, pp, 1, need, None, evaluated + 1)

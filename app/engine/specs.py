@@ -5,9 +5,9 @@ other input is."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from .model_shape import ModelSpec, compared_values, init_values
+from .model_shape import HashedOnce, ModelSpec, compared_values, init_values
 
 __all__ = [
     "INTER_LINK_KINDS",
@@ -199,7 +199,7 @@ class BuildSpec:
 
 
 @dataclass(frozen=True, slots=True)
-class Workload:
+class Workload(HashedOnce):
     """What to run: mode, number formats, context, batch, parallelism, runtime."""
 
     mode: str = "inference"  # inference | training | lora | qlora
@@ -231,14 +231,12 @@ class Workload:
     # published run; None = the fewest offloaded layers that fit (parts.py).
     gpu_layers: int | None = None
     cpu_moe_layers: int | None = None
-    # Hashed once: the engine keys its memo of per-call quantities by the workload.
-    _hash: int = field(init=False, compare=False, repr=False)
 
+    # Hashed once (HashedOnce): the engine keys its memo of per-call quantities by the workload.
     def __post_init__(self) -> None:
         object.__setattr__(self, "_hash", hash(compared_values(self)))
 
-    def __hash__(self) -> int:
-        return self._hash
+    __hash__ = HashedOnce.__hash__  # (a dataclass would otherwise hash every field per call)
 
     def __reduce__(self) -> tuple[type[Workload], tuple[object, ...]]:
         return (type(self), init_values(self))  # rebuilt through __init__, like ModelSpec

@@ -6,7 +6,7 @@ import math
 
 from .plan import Prepared, kv_share, kv_tokens_weighted
 from .prep import efficiency, link_for, peak_flops
-from .results import Throughput
+from .results import Throughput, fill_throughput
 from .runtime import (
     LINK_DEFAULT_GBS,
     LINK_EFFICIENCY,
@@ -262,7 +262,7 @@ def throughput(
     ttft = prefill(p, model, build, workload, tp, pp)
     packed = packed_prompts(p.runtime.prefill_chunk_tokens, workload.prompt_tokens)
     packed_s = prefill(p, model, build, workload, tp, pp, packed) / packed if packed > 1 else ttft
-    return Throughput(
+    return fill_throughput(
         decode_tokens_per_s=per_seq,
         aggregate_decode_tokens_per_s=aggregate,
         prefill_tokens_per_s=workload.prompt_tokens / ttft,

@@ -155,6 +155,14 @@ def _fast_ok(
     build: BuildSpec, model: ModelSpec, workload: Workload, costs: CostAssumptions
 ) -> bool:
     """Cheap all-in-one check; the detailed checks run only when this fails."""
+    seen = _PASSED.get
+    if (
+        seen(id(build)) is build
+        and seen(id(model)) is model
+        and seen(id(workload)) is workload
+        and seen(id(costs)) is costs
+    ):
+        return True  # all four seen before: four lookups, no calls
     return (
         _passed(build, _build_ok)
         and _passed(model, _model_ok)
