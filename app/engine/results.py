@@ -88,7 +88,8 @@ class Throughput:
     compute_bound_batch: int | None  # smallest batch at which compute time exceeds memory time
     batch_per_replica: int = 1
     # Prefill seconds per prompt when a server packs several short prompts into one prefill
-    # pass of the runtime's chunk (speed.prefill); None: as time_to_first_token_s.
+    # pass of the runtime's chunk (speed.prefill); None: as time_to_first_token_s (and at one
+    # sequence per replica, where no other prompt shares the pass).
     packed_prefill_s: float | None = None
 
 

@@ -260,8 +260,14 @@ def throughput(
     aggregate = per_seq * workload.batch
     bottleneck = bottleneck_name(mem, comp, comm, fixed)
     ttft = prefill(p, model, build, workload, tp, pp)
+    # Other requests' prompts to pack with exist only at batch > 1 per replica (and most
+    # estimates run one sequence: the extra prefill pass would be a tenth of their time).
     packed = packed_prompts(p.runtime.prefill_chunk_tokens, workload.prompt_tokens)
-    packed_s = prefill(p, model, build, workload, tp, pp, packed) / packed if packed > 1 else ttft
+    packed_s = None
+    if batch_r > 1:
+        packed_s = ttft
+        if packed > 1:
+            packed_s = prefill(p, model, build, workload, tp, pp, packed) / packed
     return fill_throughput(
         decode_tokens_per_s=per_seq,
         aggregate_decode_tokens_per_s=aggregate,
