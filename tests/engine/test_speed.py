@@ -61,10 +61,13 @@ def test_short_prompts_packed_into_one_pass_share_its_weight_reads_and_fixed_cos
     # ~3.8 TB/s = 4.2 ms) and pays its FLOPs; a prompt of a whole pass or more shares nothing.
     build = BuildSpec("1x H200", H200)
     model = spec(LLAMA_8B)
-    short = estimate(build, model, Workload(prompt_tokens=128, context_tokens=256)).throughput
-    assert short.packed_prefill_s < 0.8 * short.time_to_first_token_s
-    long = estimate(build, model, Workload(prompt_tokens=8192, context_tokens=8300)).throughput
-    assert long.packed_prefill_s == long.time_to_first_token_s
+    short = estimate(build, model, Workload(prompt_tokens=128, context_tokens=256, batch=2))
+    assert short.throughput.packed_prefill_s < 0.8 * short.throughput.time_to_first_token_s
+    long = estimate(build, model, Workload(prompt_tokens=8192, context_tokens=8300, batch=2))
+    assert long.throughput.packed_prefill_s == long.throughput.time_to_first_token_s
+    # One sequence: no other prompt shares its pass.
+    alone = estimate(build, model, Workload(prompt_tokens=128, context_tokens=256)).throughput
+    assert alone.packed_prefill_s is None
 
 
 def test_routed_experts_prefill_at_their_own_share(monkeypatch: pytest.MonkeyPatch) -> None:
