@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from .plan import Prepared, kv_share, kv_tokens_weighted
 from .prep import efficiency, link_for, peak_flops
@@ -260,14 +261,6 @@ def throughput(
     aggregate = per_seq * workload.batch
     bottleneck = bottleneck_name(mem, comp, comm, fixed)
     ttft = prefill(p, model, build, workload, tp, pp)
-    # Other requests' prompts to pack with exist only at batch > 1 per replica (and most
-    # estimates run one sequence: the extra prefill pass would be a tenth of their time).
-    packed = packed_prompts(p.runtime.prefill_chunk_tokens, workload.prompt_tokens)
-    packed_s = None
-    if batch_r > 1:
-        packed_s = ttft
-        if packed > 1:
-            packed_s = prefill(p, model, build, workload, tp, pp, packed) / packed
     return fill_throughput(
         decode_tokens_per_s=per_seq,
         aggregate_decode_tokens_per_s=aggregate,
@@ -281,5 +274,43 @@ def throughput(
         decode_step_s=step,
         compute_bound_batch=dm.compute_bound_batch(),
         batch_per_replica=batch_r,
-        packed_prefill_s=packed_s,
+        _words=PackedPrefill(p, model, build, workload, tp, pp, ttft, batch_r),
     )
+
+
+class PackedPrefill:
+    """Throughput.packed_prefill_s, computed on first read (results.Deferred): only the
+    accuracy report reads it, and one more prefill pass was a tenth of a sweep's time."""
+
+    __slots__ = ("p", "model", "build", "workload", "tp", "pp", "ttft", "batch_r", "texts")
+
+    def __init__(
+        self,
+        p: Prepared,
+        model: ModelSpec,
+        build: BuildSpec,
+        workload: Workload,
+        tp: int,
+        pp: int,
+        ttft: float,
+        batch_r: int,
+    ) -> None:
+        self.p, self.model, self.build, self.workload = p, model, build, workload
+        self.tp, self.pp, self.ttft, self.batch_r = tp, pp, ttft, batch_r
+        self.texts: dict[str, Any] | None = None
+
+    def text(self, name: str, result: Throughput) -> Any:
+        """The packed prefill seconds per prompt (None at one sequence per replica: no other
+        prompt shares its pass)."""
+        if self.texts is None:
+            self.texts = {name: self._packed_prefill_s()}
+        return self.texts[name]
+
+    def _packed_prefill_s(self) -> float | None:
+        if self.batch_r <= 1:
+            return None
+        packed = packed_prompts(self.p.runtime.prefill_chunk_tokens, self.workload.prompt_tokens)
+        if packed <= 1:
+            return self.ttft
+        args = (self.p, self.model, self.build, self.workload, self.tp, self.pp)
+        return prefill(*args, packed) / packed
