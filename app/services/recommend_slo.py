@@ -20,7 +20,7 @@ from app.schemas.recommend import RecommendQuery
 from app.schemas.serving import ServingIn
 from app.services.build_rows import BuildRow
 from app.services.model_profiles import ModelProfileRow
-from app.services.serving import rank_at_slo, run_curve, serving_inputs
+from app.services.serving import SloRanked, rank_at_slo, run_curve, serving_inputs
 from app.services.serving_answers import point_out
 
 
@@ -51,6 +51,16 @@ def limits_missed(point: ServingPoint, slo: ServiceLevel) -> list[str]:
         "tokens_per_s_per_user_min": slo.tokens_per_s_per_user_min,
     }
     return [name for name, value in given.items() if value is not None]
+
+
+def _ranked_item(item: SloRanked) -> dict[str, Any]:
+    return {
+        "build": item.build.model_dump(),
+        "plan": item.plan,
+        **dict(point_out(item.at.point)),
+        "copies_needed": item.at.copies_needed,
+        "accelerators_needed": item.at.accelerators_needed,
+    }
 
 
 def _with_load_figures(item: dict[str, Any], users: int | None) -> dict[str, Any]:
@@ -86,11 +96,11 @@ def recommend_at_slo(
     slo = service_level(query)
     listed = {row.slug for row in rows}
     ranked = [
-        item
+        _ranked_item(item)
         for item in rank_at_slo(
             snap, model=model.spec, workload=workload, serving=serving, slo=slo, costs=costs
         )
-        if item["build"]["slug"] in listed
+        if item.build.slug in listed
     ]
     met = {item["build"]["slug"] for item in ranked}
     missed = []
@@ -104,7 +114,7 @@ def recommend_at_slo(
             {
                 "build": row.list_item.model_dump(),
                 "limits": limits_missed(one, slo) if one else [],
-                "one_request": point_out(one) if one else None,
+                "one_request": point_out(one).model_dump() if one else None,
             }
         )
     items = [_with_load_figures(item, query.concurrent_users) for item in ranked]
