@@ -1,12 +1,15 @@
 """`tierline estimate` and `tierline recommend`: the calculator and the ranking, as text or JSON."""
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from app.cli.common import echo_json, engine_answer, fail, read_object, validated
 from app.formatting import DASH, gb, hours, seconds, tps, usd
+
+if TYPE_CHECKING:
+    from app.schemas.recommend import RecommendAtSlo
 
 # Options `estimate` and `recommend` share.
 Precision = Annotated[str | None, typer.Option(help="weight precision (default fp8)")]
@@ -146,44 +149,43 @@ def recommend(
         )
     )
     if as_json:
-        echo_json(answer)
+        echo_json(answer.model_dump(mode="json"))
         return
-    m = answer["model"]
     typer.echo(
-        f"{m['name']}: {len(answer['items'])} of {answer['fitting']} fitting builds pass the "
-        f"limits ({answer['considered']} considered), ranked by {answer['sort']}"
+        f"{answer.model.name}: {len(answer.items)} of {answer.fitting} fitting builds pass the "
+        f"limits ({answer.considered} considered), ranked by {answer.sort}"
     )
-    for item in answer["items"]:
+    for item in answer.items:
         typer.echo(
-            f"{item['rank']:>3}. {item['build']['name']}"
-            f"  {usd(item['build']['price_usd'])}"
-            f"  {tps(item['decode_tokens_per_s'])}  {item['runtime']}: {item['plan']}"
-            f"{'  (Pareto front)' if item['pareto'] else ''}"
+            f"{item.rank:>3}. {item.build.name}"
+            f"  {usd(item.build.price_usd)}"
+            f"  {tps(item.decode_tokens_per_s)}  {item.runtime}: {item.plan}"
+            f"{'  (Pareto front)' if item.pareto else ''}"
         )
-        typer.echo(f"     {item['launch_command']}")
-    if answer["at_slo"] is not None:
-        print_at_slo(answer["at_slo"])
+        typer.echo(f"     {item.launch_command}")
+    if answer.at_slo is not None:
+        print_at_slo(answer.at_slo)
     typer.echo("All figures are estimates (docs/engine.md).")
 
 
-def print_at_slo(at_slo: dict[str, Any]) -> None:
+def print_at_slo(at_slo: "RecommendAtSlo") -> None:
     """The ranking at the service level, and the builds that cannot meet it with the reason."""
     from app.services.recommend_slo import miss_reason, slo_summary
 
-    typer.echo(f"At {slo_summary(at_slo)}: {len(at_slo['items'])} builds")
-    for item in at_slo["items"]:
-        copies = item["copies_needed"] or 1
-        at_load = item["usd_per_million_output_tokens_at_load"]
+    typer.echo(f"At {slo_summary(at_slo)}: {len(at_slo.items)} builds")
+    for item in at_slo.items:
+        copies = item.copies_needed or 1
+        at_load = item.usd_per_million_output_tokens_at_load
         typer.echo(
-            f"{item['rank']:>3}. {copies} x {item['build']['name']}"
-            f"  {usd(item['price_usd_for_copies'])}"
-            f"  {item['concurrency']:,} requests per copy at {tps(item['tokens_per_s_per_user'])}"
-            f" each, TTFT {seconds(item['ttft_s'])}"
-            f"  {usd(at_load if at_load is not None else item['usd_per_million_output_tokens'])}"
+            f"{item.rank:>3}. {copies} x {item.build.name}"
+            f"  {usd(item.price_usd_for_copies)}"
+            f"  {item.concurrency:,} requests per copy at {tps(item.tokens_per_s_per_user)}"
+            f" each, TTFT {seconds(item.ttft_s)}"
+            f"  {usd(at_load if at_load is not None else item.usd_per_million_output_tokens)}"
             " per million output tokens"
         )
-    for miss in at_slo["missed"]:
-        typer.echo(f"     not {miss['build']['name']}: {miss_reason(miss, at_slo)}")
+    for miss in at_slo.missed:
+        typer.echo(f"     not {miss.build.name}: {miss_reason(miss, at_slo)}")
 
 
 def print_estimate(answer: dict[str, Any]) -> None:

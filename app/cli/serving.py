@@ -2,13 +2,16 @@
 
 import json
 import sys
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from pydantic import ValidationError
 
 from app.cli.common import echo_field_errors, engine_answer, fail
 from app.formatting import int_commas, number, usd
+
+if TYPE_CHECKING:
+    from app.schemas.serving import ServingOut
 
 
 def serving(
@@ -68,38 +71,40 @@ def serving(
         error_code=1,
     )
     if as_json:
-        sys.stdout.write(json.dumps(answer, ensure_ascii=False, allow_nan=False) + "\n")
+        sys.stdout.write(
+            json.dumps(answer.model_dump(mode="json"), ensure_ascii=False, allow_nan=False) + "\n"
+        )
         return
     typer.echo(serving_table(answer))
 
 
-def serving_table(answer: dict[str, Any]) -> str:
+def serving_table(answer: "ServingOut") -> str:
     """The serving answer as a readable table, the operating point and findings below it."""
     lines = [
-        f"{answer['model']['name']} on {answer['build']['name']} — {answer['plan']['description']}"
+        f"{answer.model.name} on {answer.build.name} — {answer.plan.description}"
         f" (all figures are estimates)"
     ]
-    if not answer["fits"]:
+    if not answer.fits:
         lines.append("Does not fit: no serving curve.")
     else:
         header = ("users", "tok/s/user", "tok/s total", "tok/s/accel", "TTFT s", "ITL ms",
                   "$/M in", "$/M out")
         lines.append("  ".join(f"{h:>11}" for h in header))
-        for p in answer["curve"]:
+        for p in answer.curve:
             cells = (
-                int_commas(p["concurrency"]),
-                number(p["tokens_per_s_per_user"]),
-                int_commas(p["tokens_per_s_total"]),
-                int_commas(p["tokens_per_s_per_accelerator"]),
-                number(p["ttft_s"]),
-                number(p["itl_ms"]),
-                usd(p["usd_per_million_input_tokens"]),
-                usd(p["usd_per_million_output_tokens"]),
+                int_commas(p.concurrency),
+                number(p.tokens_per_s_per_user),
+                int_commas(p.tokens_per_s_total),
+                int_commas(p.tokens_per_s_per_accelerator),
+                number(p.ttft_s),
+                number(p.itl_ms),
+                usd(p.usd_per_million_input_tokens),
+                usd(p.usd_per_million_output_tokens),
             )
             lines.append("  ".join(f"{c:>11}" for c in cells))
-    at = answer["at_slo"]
+    at = answer.at_slo
     if at is not None:
-        lines.append(f"At the SLO: {at['summary']}")
-    for finding in answer["findings"]:
-        lines.append(f"[{finding['severity']}] {finding['message']}")
+        lines.append(f"At the SLO: {at.summary}")
+    for finding in answer.findings:
+        lines.append(f"[{finding.severity}] {finding.message}")
     return "\n".join(lines)

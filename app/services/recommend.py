@@ -1,7 +1,7 @@
 """ "What should I buy for this model": the builds that fit, ranked, with the Pareto front.
 
 Contract (callers: the JSON API and the /recommend page):
-- `recommend(session, *, query: RecommendQuery, costs) -> dict` in the `RecommendOut` shape.
+- `recommend(session, *, query: RecommendQuery, costs) -> RecommendOut`.
   Unknown model -> NotFound naming `model`. Items are the builds on which the model fits at the
   query's precision, context and batch, after `min_decode_tokens_per_s` / `max_price_usd`,
   ranked by `sort` (unknown values last, ties by slug). `pareto` marks the cost/speed front over
@@ -26,7 +26,18 @@ from sqlalchemy.orm import Session
 from app.caching import Snapshot, snapshot
 from app.engine import PRECISIONS, CostAssumptions, Workload
 from app.errors import DomainError
-from app.schemas.recommend import SHORT_ANSWER, FiguresOut, RecommendQuery
+from app.schemas.recommend import (
+    SHORT_ANSWER,
+    FiguresOut,
+    NearestMisses,
+    PrecisionThatFits,
+    RecommendExcluded,
+    RecommendItem,
+    RecommendMiss,
+    RecommendModel,
+    RecommendOut,
+    RecommendQuery,
+)
 from app.services.build_rows import BuildRow, build_rows
 from app.services.engine_runs import catalog_estimate, simple_workload
 from app.services.estimate_answers import figures, workload_out
@@ -96,8 +107,8 @@ def _fitting(
     return out
 
 
-def _miss(row: BuildRow, f: FiguresOut) -> dict[str, Any]:
-    return {"build": row.list_item.model_dump(), **dict(f)}
+def _miss(row: BuildRow, f: FiguresOut) -> RecommendMiss:
+    return RecommendMiss.model_construct(build=row.list_item, **dict(f))
 
 
 def lower_precisions(precision: str) -> list[str]:
@@ -107,7 +118,7 @@ def lower_precisions(precision: str) -> list[str]:
     return [p.name for p in sorted(lower, key=lambda p: -p.bits_per_weight)]
 
 
-def recommend(session: Session, *, query: RecommendQuery, costs: CostAssumptions) -> dict[str, Any]:
+def recommend(session: Session, *, query: RecommendQuery, costs: CostAssumptions) -> RecommendOut:
     """The builds that run the model, ranked, with the cost/speed Pareto front marked."""
     snap = snapshot(session)
     model = find_model_profile(snap, query.model, field="model")
@@ -119,7 +130,7 @@ def recommend(session: Session, *, query: RecommendQuery, costs: CostAssumptions
         parallelism=query.parallelism,
     )
 
-    def compute() -> dict[str, Any]:
+    def compute() -> RecommendOut:
         rows = build_rows(snap).rows
         fitting = _fitting(snap, rows, model, workload, costs)
         kept = [(row, f) for row, f in fitting if _passes(query, row, f)]
@@ -132,32 +143,36 @@ def recommend(session: Session, *, query: RecommendQuery, costs: CostAssumptions
 
         ranked = sort_rows(kept, value, descending=descending, tiebreak=lambda p: p[0].slug)
         front = pareto_front([(r.list_item.price_usd, f.decode_tokens_per_s) for r, f in ranked])
+        # Trusted values (catalog rows, engine figures): the models are built without
+        # re-validation; the API serialises them as declared.
         items = [
-            {"rank": i + 1, "build": row.list_item.model_dump(), **dict(f), "pareto": on_front}
+            RecommendItem.model_construct(
+                rank=i + 1, build=row.list_item, **dict(f), pareto=on_front
+            )
             for i, ((row, f), on_front) in enumerate(zip(ranked, front, strict=True))
         ]
-        return {
-            "model": {
-                "slug": model.slug,
-                "name": model.name,
-                "params_total": model.params_total,
-                "params_active": model.item["params_active"],
-                "rule_of_thumb_gb": model.rule_of_thumb_gb(query.precision),
-            },
-            "workload": workload_out(workload).model_dump(),
-            "sort": query.sort,
-            "pareto_axes": PARETO_AXES,
-            "items": items,
-            "considered": len(rows),
-            "fitting": len(fitting),
-            "excluded": {
-                "does_not_fit": len(rows) - len(fitting),
-                "too_slow": sum(_too_slow(query, f) for _row, f in fitting),
-                "over_max_price": sum(_over_price(query, row) for row, _f in fitting),
-                "unpriced": sum(_unpriced(query, row) for row, _f in fitting),
-            },
-            "nearest_misses": _nearest_misses(rows, fitting, len(kept)),
-            "at_slo": recommend_at_slo(
+        return RecommendOut.model_construct(
+            model=RecommendModel.model_construct(
+                slug=model.slug,
+                name=model.name,
+                params_total=model.params_total,
+                params_active=model.item["params_active"],
+                rule_of_thumb_gb=model.rule_of_thumb_gb(query.precision),
+            ),
+            workload=workload_out(workload).model_dump(),
+            sort=query.sort,
+            pareto_axes=list(PARETO_AXES),
+            items=items,
+            considered=len(rows),
+            fitting=len(fitting),
+            excluded=RecommendExcluded.model_construct(
+                does_not_fit=len(rows) - len(fitting),
+                too_slow=sum(_too_slow(query, f) for _row, f in fitting),
+                over_max_price=sum(_over_price(query, row) for row, _f in fitting),
+                unpriced=sum(_unpriced(query, row) for row, _f in fitting),
+            ),
+            nearest_misses=_nearest_misses(rows, fitting, len(kept)),
+            at_slo=recommend_at_slo(
                 snap,
                 query=query,
                 model=model,
@@ -167,11 +182,11 @@ def recommend(session: Session, *, query: RecommendQuery, costs: CostAssumptions
             )
             if query.has_slo
             else None,
-        }
+        )
 
     def _nearest_misses(
         rows: Sequence[BuildRow], fitting: list[tuple[BuildRow, FiguresOut]], passing: int
-    ) -> dict[str, Any]:
+    ) -> NearestMisses:
         only_slow = [
             (row, f)
             for row, f in fitting
@@ -189,15 +204,17 @@ def recommend(session: Session, *, query: RecommendQuery, costs: CostAssumptions
             key=lambda p: (-(p[1].decode_tokens_per_s or 0.0), p[0].slug),
             default=None,
         )
-        return {
-            "cheapest_too_slow": _miss(*cheapest) if cheapest else None,
-            "fastest_too_expensive": _miss(*fastest) if fastest else None,
-            "precision_that_fits": (
+        return NearestMisses.model_construct(
+            cheapest_too_slow=_miss(*cheapest) if cheapest else None,
+            fastest_too_expensive=_miss(*fastest) if fastest else None,
+            precision_that_fits=(
                 _precision_that_fits(rows, passing) if passing < SHORT_ANSWER else None
             ),
-        }
+        )
 
-    def _precision_that_fits(rows: Sequence[BuildRow], passing: int) -> dict[str, Any] | None:
+    def _precision_that_fits(
+        rows: Sequence[BuildRow], passing: int
+    ) -> PrecisionThatFits | None:
         for precision in lower_precisions(query.precision):
             lower = simple_workload(
                 precision=precision,
@@ -212,7 +229,9 @@ def recommend(session: Session, *, query: RecommendQuery, costs: CostAssumptions
                 continue  # a precision the chosen runtime cannot run is no way out
             builds = sum(_passes(query, row, f) for row, f in fitting)
             if builds > passing:
-                return {"precision": precision, "fitting": len(fitting), "passing": builds}
+                return PrecisionThatFits.model_construct(
+                    precision=precision, fitting=len(fitting), passing=builds
+                )
         return None
 
     return snap.memo(("recommend", query.model_dump_json(), costs), compute)

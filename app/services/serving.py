@@ -2,15 +2,17 @@
 shape is `serving_answers`).
 
 Contract (callers: POST /api/v1/serving, /serving and /serving.json, `tierline serving`):
-- `run_serving(session, *, request: ServingRequest, costs) -> dict`: the `ServingOut` shape.
+- `run_serving(session, *, request: ServingRequest, costs) -> ServingOut`.
   Unknown slugs raise NotFound naming `build` / `model` / `serving.speculative.draft_model`;
   invalid inputs raise InvalidInput naming the request field.
-- `rank_at_slo(snap, *, model, workload, serving, slo, costs) -> list[dict]`: every catalog
-  build at the SLO operating point, cheapest per million output tokens first (for recommend).
+- `rank_at_slo(snap, *, model, workload, serving, slo, costs) -> list[SloRanked]`: every
+  catalog build at the SLO operating point, cheapest per million output tokens first (for
+  recommend).
 - `parse_serving_request(raw) -> ServingRequest`: form text validated like the API (422 naming
   the field).
 """
 
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy.orm import Session
@@ -21,14 +23,16 @@ from app.engine.serving import (
     ServiceLevel,
     ServingCurve,
     ServingWorkload,
+    SloPoint,
     Speculative,
     best_at_slo,
     serving_curve,
 )
 from app.errors import FieldError, InvalidInput
 from app.metrics import count_engine_evaluations
+from app.schemas.build import BuildListItem
 from app.schemas.inline import InlineModel
-from app.schemas.serving import ServingIn, ServingRequest
+from app.schemas.serving import ServingIn, ServingOut, ServingRequest
 from app.services.build_rows import build_rows, find_build
 from app.services.engine_runs import (
     inline_build_spec,
@@ -39,7 +43,7 @@ from app.services.engine_runs import (
 )
 from app.services.estimate_answers import build_subject, model_subject
 from app.services.model_profiles import find_model_profile
-from app.services.serving_answers import point_out, serving_answer
+from app.services.serving_answers import serving_answer
 
 DEFAULT_OUTPUT_TOKENS = 1024
 
@@ -113,7 +117,7 @@ def run_curve(
 
 def run_serving(
     session: Session, *, request: ServingRequest, costs: CostAssumptions
-) -> dict[str, Any]:
+) -> ServingOut:
     """One serving curve (ServingOut shape)."""
     snap = snapshot(session)
     workload = workload_spec(request.workload)
@@ -153,6 +157,15 @@ def parse_serving_request(raw: Any) -> ServingRequest:
     return validate_form_text(ServingRequest, raw)
 
 
+@dataclass(frozen=True)
+class SloRanked:
+    """One catalog build at its best operating point under the SLO, and the plan chosen."""
+
+    build: BuildListItem
+    plan: str
+    at: SloPoint
+
+
 def rank_at_slo(
     snap: Snapshot,
     *,
@@ -161,7 +174,7 @@ def rank_at_slo(
     serving: ServingWorkload,
     slo: ServiceLevel,
     costs: CostAssumptions,
-) -> list[dict[str, Any]]:
+) -> list[SloRanked]:
     """Every catalog build at its SLO operating point, cheapest per million output tokens first
     (builds that cannot meet the limits are left out). For recommend (see the integrator note
     in docs/engine.md)."""
@@ -175,20 +188,12 @@ def rank_at_slo(
         if found is None:
             continue
         plan, at = found
-        out.append(
-            {
-                "build": row.list_item.model_dump(),
-                "plan": plan.description,
-                **point_out(at.point),
-                "copies_needed": at.copies_needed,
-                "accelerators_needed": at.accelerators_needed,
-            }
-        )
+        out.append(SloRanked(build=row.list_item, plan=plan.description, at=at))
     out.sort(
         key=lambda item: (
-            item["usd_per_million_output_tokens"] is None,
-            item["usd_per_million_output_tokens"] or 0.0,
-            item["build"]["slug"],
+            item.at.point.usd_per_million_output_tokens is None,
+            item.at.point.usd_per_million_output_tokens or 0.0,
+            item.build.slug,
         )
     )
     return out

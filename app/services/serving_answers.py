@@ -1,6 +1,9 @@
-"""Serving curves in the API's answer shape (ServingOut), and the operating point in words."""
+"""Serving curves as the API's typed answer (ServingOut), and the operating point in words.
 
-from dataclasses import asdict
+The engine's frozen dataclasses are trusted values: they go into the response models with
+`model_construct` (no re-validation), field by field in the models' declaration order.
+"""
+
 from typing import Any
 
 from app.engine import BuildSpec, CostAssumptions, ModelSpec, Workload
@@ -15,28 +18,21 @@ from app.engine.serving import (
     Speculative,
     default_acceptance,
 )
-from app.schemas.estimate_answer import BuildSubjectOut, ModelSubjectOut
+from app.schemas.estimate_answer import BuildSubjectOut, FindingOut, ModelSubjectOut, PlanOut
+from app.schemas.serving import AtSloOut, ServingOut, ServingPointOut, ServingResolvedOut
 from app.services.estimate_answers import workload_out
 
+_POINT_FIELDS = tuple(ServingPointOut.model_fields)
 
-def point_out(point: ServingPoint) -> dict[str, Any]:
+
+def _point_values(point: ServingPoint) -> dict[str, Any]:
+    # A curve point's API fields by name, for the models that extend ServingPointOut.
+    return {name: getattr(point, name) for name in _POINT_FIELDS}
+
+
+def point_out(point: ServingPoint) -> ServingPointOut:
     """One curve point in the API's shape."""
-    return {
-        "concurrency": point.concurrency,
-        "tokens_per_s_per_user": point.tokens_per_s_per_user,
-        "tokens_per_s_total": point.tokens_per_s_total,
-        "tokens_per_s_per_accelerator": point.tokens_per_s_per_accelerator,
-        "ttft_s": point.ttft_s,
-        "itl_ms": point.itl_ms,
-        "usd_per_million_input_tokens": point.usd_per_million_input_tokens,
-        "usd_per_million_output_tokens": point.usd_per_million_output_tokens,
-        "requests_per_s": point.requests_per_s,
-        "input_tokens_per_s": point.input_tokens_per_s,
-        "prefill_share": point.prefill_share,
-        "queue_wait_s": point.queue_wait_s,
-        "tokens_per_step": point.tokens_per_step,
-        "bottleneck": point.bottleneck,
-    }
+    return ServingPointOut.model_construct(**_point_values(point))
 
 
 def operating_point_words(
@@ -82,56 +78,58 @@ def serving_answer(
     slo: ServiceLevel,
     costs: CostAssumptions,
     draft_name: str | None,
-) -> dict[str, Any]:
-    """A ServingCurve in the API's answer shape (ServingOut)."""
-    at_out: dict[str, Any] | None = None
+) -> ServingOut:
+    """A ServingCurve as the API's answer (ServingOut)."""
+    at_out: AtSloOut | None = None
     if curve.at_slo is not None:
         at = curve.at_slo
         usd_per_hour = curve.usd_per_hour
-        at_out = {
-            **point_out(at.point),
-            "copies_needed": at.copies_needed,
-            "accelerators_needed": at.accelerators_needed,
-            "utilization": at.utilization,
-            "usd_per_hour_total": usd_per_hour * (at.copies_needed or 1)
+        at_out = AtSloOut.model_construct(
+            **_point_values(at.point),
+            copies_needed=at.copies_needed,
+            accelerators_needed=at.accelerators_needed,
+            utilization=at.utilization,
+            usd_per_hour_total=usd_per_hour * (at.copies_needed or 1)
             if usd_per_hour is not None
             else None,
-            "summary": operating_point_words(
+            summary=operating_point_words(
                 at, build_name=build.name, slo=slo, usd_per_hour=usd_per_hour
             ),
-        }
+        )
     spec = serving.speculative
     rate = spec.acceptance_rate
     if spec.kind != "none" and rate is None:
         rate = default_acceptance(spec.kind, model.name)
-    return {
-        # Plain values: the serving pages still read this answer as a dict.
-        "build": build_out.model_dump(),
-        "model": model_out.model_dump(),
-        "workload": workload_out(workload).model_dump(),
-        "serving": {
-            "input_tokens": serving.input_tokens,
-            "output_tokens": serving.output_tokens,
-            "ttft_s_max": slo.ttft_s_max,
-            "itl_ms_max": slo.itl_ms_max,
-            "tokens_per_s_per_user_min": slo.tokens_per_s_per_user_min,
-            "concurrent_users": slo.concurrent_users,
-            "requests_per_s": slo.requests_per_s,
-            "speculative_kind": spec.kind,
-            "acceptance_rate": rate,
-            "draft_tokens": curve_draft_tokens(spec),
-            "draft_model": draft_name,
-        },
-        "fits": curve.fits,
-        "max_concurrency": curve.max_concurrency,
-        "curve": [point_out(p) for p in curve.curve],
-        "at_slo": at_out,
+    return ServingOut.model_construct(
+        build=build_out,
+        model=model_out,
+        workload=workload_out(workload),
+        serving=ServingResolvedOut.model_construct(
+            input_tokens=serving.input_tokens,
+            output_tokens=serving.output_tokens,
+            ttft_s_max=slo.ttft_s_max,
+            itl_ms_max=slo.itl_ms_max,
+            tokens_per_s_per_user_min=slo.tokens_per_s_per_user_min,
+            concurrent_users=slo.concurrent_users,
+            requests_per_s=slo.requests_per_s,
+            speculative_kind=spec.kind,
+            acceptance_rate=rate,
+            draft_tokens=curve_draft_tokens(spec),
+            draft_model=draft_name,
+        ),
+        fits=curve.fits,
+        max_concurrency=curve.max_concurrency,
+        curve=[point_out(p) for p in curve.curve],
+        at_slo=at_out,
         # The same plan object as the estimate answer (launch command, runtime and all).
-        "plan": asdict(curve.plan),
-        "findings": [{"severity": f.severity, "message": f.message} for f in curve.findings],
-        "assumptions": list(curve.assumptions),
-        "estimated": True,
-    }
+        plan=PlanOut.model_validate(curve.plan, from_attributes=True),
+        findings=[
+            FindingOut.model_construct(severity=f.severity, message=f.message)
+            for f in curve.findings
+        ],
+        assumptions=list(curve.assumptions),
+        estimated=True,
+    )
 
 
 def curve_draft_tokens(spec: Speculative) -> int | None:

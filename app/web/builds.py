@@ -259,7 +259,7 @@ def _build_page(request: Request, session: Session, settings: Settings, slug: st
             "serving_models": [(f.model.slug, f.model.name) for f in fits.runs],
             "precisions": precision_options(),
             "serving_chart_url": with_query("/serving/curve.svg", section.query)
-            if section and section.answer and section.answer["curve"]
+            if section and section.answer and section.answer.curve
             else None,
             "parts": build_parts(session, slug=slug),
             "measured": measured_vs_predicted_for_build(snapshot(session), slug=slug),

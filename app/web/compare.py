@@ -166,7 +166,7 @@ def compare_page(request: Request, session: SessionDep, settings: SettingsDep) -
             "serving": sections,
             "serving_limits": limits_of(raw),
             "serving_chart_url": with_query("/compare/serving.svg", serving_state)
-            if any(s.answer and s.answer["curve"] for s in sections)
+            if any(s.answer and s.answer.curve for s in sections)
             else None,
             "serving_json_url": with_query("/compare/serving.json", serving_state),
         },
@@ -211,7 +211,7 @@ def compare_serving_chart(
     """The compared builds' serving curves on one chart, one line per build, as SVG."""
     comparison, query, _slugs, raw, _notices = _evaluate(request, session, settings)
     sections = _serving_sections(session, settings, comparison, query, raw)
-    if not any(s.answer and s.answer["curve"] for s in sections):
+    if not any(s.answer and s.answer.curve for s in sections):
         return Response("no serving curve for this comparison (choose a model)",
                         status_code=422, media_type="text/plain")
     svg = compare_chart_svg(sections, with_query("", sorted(raw.items())), session)
@@ -236,7 +236,7 @@ def compare_serving_json(
                 {
                     "build": s.query["build"],
                     "serving_url": with_query("/serving", s.query),
-                    "answer": s.answer,
+                    "answer": s.answer.model_dump(mode="json") if s.answer else None,
                     "errors": [n.message for n in s.notices],
                 }
                 for s in sections

@@ -9,7 +9,7 @@ from fastapi.responses import HTMLResponse, Response
 from app.caching import snapshot
 from app.deps import SessionDep, SettingsDep
 from app.errors import DomainError
-from app.schemas.recommend import RecommendQuery
+from app.schemas.recommend import RecommendOut, RecommendQuery
 from app.services.estimates import cost_assumptions
 from app.services.recommend import recommend
 from app.services.recommend_slo import miss_reason, slo_summary
@@ -30,7 +30,7 @@ SORTS = (
 
 def _evaluate(
     request: Request, session: Any, settings: Any
-) -> tuple[dict[str, Any] | None, RecommendQuery | None, dict[str, str], list[Notice], int]:
+) -> tuple[RecommendOut | None, RecommendQuery | None, dict[str, str], list[Notice], int]:
     raw = raw_query(request)
     if "model" not in raw:
         return None, None, raw, [], 200
@@ -55,21 +55,21 @@ def _state(query: RecommendQuery | None) -> dict[str, Any]:
     }
 
 
-def _miss_links(answer: dict[str, Any] | None, state: dict[str, Any]) -> dict[str, str]:
+def _miss_links(answer: RecommendOut | None, state: dict[str, Any]) -> dict[str, str]:
     """Recommend URLs that relax one limit just enough to admit each nearest miss."""
     if answer is None:
         return {}
-    misses = answer["nearest_misses"]
+    misses = answer.nearest_misses
     links = {}
-    if slow := misses["cheapest_too_slow"]:
+    if slow := misses.cheapest_too_slow:
         # Floor to one decimal so the miss itself passes the relaxed limit.
-        limit = math.floor((slow["decode_tokens_per_s"] or 0.0) * 10) / 10
+        limit = math.floor((slow.decode_tokens_per_s or 0.0) * 10) / 10
         links["too_slow"] = with_query("/recommend", {**state, "min_decode_tokens_per_s": limit})
-    if pricey := misses["fastest_too_expensive"]:
-        price = pricey["build"]["price_usd"]
+    if pricey := misses.fastest_too_expensive:
+        price = pricey.build.price_usd
         links["too_expensive"] = with_query("/recommend", {**state, "max_price_usd": price})
-    if fit := misses["precision_that_fits"]:
-        links["precision"] = with_query("/recommend", {**state, "precision": fit["precision"]})
+    if fit := misses.precision_that_fits:
+        links["precision"] = with_query("/recommend", {**state, "precision": fit.precision})
     return links
 
 
@@ -78,8 +78,8 @@ def recommend_page(request: Request, session: SessionDep, settings: SettingsDep)
     """The builds that run a model, ranked, with a cost-against-speed chart and Pareto front."""
     answer, query, raw, notices, status = _evaluate(request, session, settings)
     state = _state(query)
-    on_front = [i for i in answer["items"] if i["pareto"]] if answer else []
-    at_slo = answer["at_slo"] if answer else None
+    on_front = [i for i in answer.items if i.pareto] if answer else []
+    at_slo = answer.at_slo if answer else None
     return render(
         request,
         session,
@@ -96,7 +96,7 @@ def recommend_page(request: Request, session: SessionDep, settings: SettingsDep)
             "on_front": on_front,
             "miss_links": _miss_links(answer, state),
             "slo_text": slo_summary(at_slo) if at_slo else None,
-            "miss_reasons": [miss_reason(m, at_slo) for m in at_slo["missed"]] if at_slo else [],
+            "miss_reasons": [miss_reason(m, at_slo) for m in at_slo.missed] if at_slo else [],
             "chart_url": with_query("/recommend/chart.svg", state) if answer else None,
             "phone_chart_url": with_query("/recommend/chart.svg", {**state, "size": "phone"})
             if answer
@@ -122,13 +122,13 @@ def recommend_chart(request: Request, session: SessionDep, settings: SettingsDep
     def draw() -> str:
         points = [
             CostSpeedPoint(
-                name=item["build"]["name"],
-                tier=item["build"]["tier"],
-                price_usd=item["build"]["price_usd"] or 0.0,
-                decode_tokens_per_s=item["decode_tokens_per_s"] or 0.0,
-                pareto=item["pareto"],
+                name=item.build.name,
+                tier=item.build.tier,
+                price_usd=item.build.price_usd or 0.0,
+                decode_tokens_per_s=item.decode_tokens_per_s or 0.0,
+                pareto=item.pareto,
             )
-            for item in answer["items"]
+            for item in answer.items
         ]
         return cost_speed_svg(points, phone=phone)
 

@@ -17,6 +17,7 @@ from app.deps import SessionDep, SettingsDep
 from app.engine import KV_BITS, RUNTIMES
 from app.errors import DomainError, FieldError, InvalidInput
 from app.problems import PROBLEM_JSON
+from app.schemas.serving import ServingOut
 from app.services.estimates import cost_assumptions
 from app.services.serving import parse_serving_request, run_serving
 from app.web.charts import SVG_HEADERS, CurveSeries, cached_chart, serving_curve_svg
@@ -73,7 +74,7 @@ def _request_body(raw: dict[str, str]) -> tuple[dict[str, Any] | None, list[Fiel
 
 def evaluate(
     session: Any, settings: Settings, raw: dict[str, str]
-) -> tuple[dict[str, Any] | None, list[FieldError], int]:
+) -> tuple[ServingOut | None, list[FieldError], int]:
     """(answer or None, field errors, status) for a serving query."""
     try:
         raw = with_hub_config(raw, settings)  # a model by its Hugging Face id, as the calculator
@@ -100,26 +101,25 @@ def field_notices(errors: list[FieldError]) -> list[Notice]:
     ]
 
 
-def min_user_speed(answer: dict[str, Any]) -> float | None:
+def min_user_speed(answer: ServingOut) -> float | None:
     """The per-user speed the limits require (ITL limit as tokens/s), for shading the chart."""
-    s = answer["serving"]
-    limits = [s["tokens_per_s_per_user_min"] or 0.0]
-    if s["itl_ms_max"]:
-        limits.append(1000.0 / s["itl_ms_max"])
+    s = answer.serving
+    limits = [s.tokens_per_s_per_user_min or 0.0]
+    if s.itl_ms_max:
+        limits.append(1000.0 / s.itl_ms_max)
     best = max(limits)
     return best if best > 0 else None
 
 
-def curve_series(answer: dict[str, Any]) -> CurveSeries:
+def curve_series(answer: ServingOut) -> CurveSeries:
     """A serving answer as one chart series (reusable by the build and compare pages)."""
-    at = answer["at_slo"]
+    at = answer.at_slo
     return CurveSeries(
-        name=answer["build"]["name"],
+        name=answer.build.name,
         points=tuple(
-            (p["tokens_per_s_per_user"], p["tokens_per_s_per_accelerator"])
-            for p in answer["curve"]
+            (p.tokens_per_s_per_user, p.tokens_per_s_per_accelerator) for p in answer.curve
         ),
-        operating_point=(at["tokens_per_s_per_user"], at["tokens_per_s_per_accelerator"])
+        operating_point=(at.tokens_per_s_per_user, at.tokens_per_s_per_accelerator)
         if at
         else None,
     )
@@ -144,7 +144,7 @@ def serving_page(request: Request, session: SessionDep, settings: SettingsDep) -
             "kv_precisions": [(k, k.upper()) for k in KV_BITS],
             "runtimes": [(r, r) for r in RUNTIMES],
             "speculative_kinds": SPECULATIVE_KINDS,
-            "chart_url": f"/serving/curve.svg?{query}" if answer and answer["curve"] else None,
+            "chart_url": f"/serving/curve.svg?{query}" if answer and answer.curve else None,
             "share_url": f"/serving?{query}" if query else "/serving",
             "defaults": cost_assumptions(settings),
         },
@@ -173,7 +173,7 @@ def serving_json(request: Request, session: SessionDep, settings: SettingsDep) -
         error.status_code = status if status >= 400 else 422
         return JSONResponse(error.problem(instance=request.url.path),
                             status_code=error.status_code, media_type=PROBLEM_JSON)
-    return JSONResponse(answer)
+    return JSONResponse(answer.model_dump(mode="json"))
 
 
 @router.get("/serving/curve.svg")
@@ -181,7 +181,7 @@ def serving_chart(request: Request, session: SessionDep, settings: SettingsDep) 
     """The serving curve of the page's query as an SVG chart."""
     raw = raw_query(request)
     answer, _, status = evaluate(session, settings, raw)
-    if answer is None or not answer["curve"]:
+    if answer is None or not answer.curve:
         return Response("no serving curve for this query",
                         status_code=status if status >= 400 else 422, media_type="text/plain")
     key = ("serving", with_query("", sorted(raw.items())))

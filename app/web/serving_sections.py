@@ -7,12 +7,12 @@ routed in app.web.compare.
 """
 
 from dataclasses import dataclass
-from typing import Any
 
 from sqlalchemy.orm import Session
 
 from app.caching import snapshot
 from app.config import Settings
+from app.schemas.serving import ServingOut
 from app.services.estimates import cost_assumptions
 from app.web.charts import cached_chart, serving_curve_svg
 from app.web.common import Notice
@@ -49,7 +49,7 @@ class ServingSection:
     """One build's curve for a page: the answer (None when refused), the /serving query, notices."""
 
     query: dict[str, str]
-    answer: dict[str, Any] | None
+    answer: ServingOut | None
     notices: list[Notice]
     status: int
 
@@ -89,7 +89,7 @@ def build_page_section(
             section = serving_section(
                 session, settings, raw, build=slug, model=model, precision=precision
             )
-            if section.answer is None or section.answer["curve"]:
+            if section.answer is None or section.answer.curve:
                 break  # refused input (the page says why) or a curve to show
         return section
 
@@ -98,7 +98,7 @@ def build_page_section(
 
 def compare_chart_svg(sections: list[ServingSection], snap_key: str, session: Session) -> str:
     """One chart with a line per build that has a curve, cached per catalog version and query."""
-    answers = [s.answer for s in sections if s.answer is not None and s.answer["curve"]]
+    answers = [s.answer for s in sections if s.answer is not None and s.answer.curve]
     limit = max((min_user_speed(a) or 0.0 for a in answers), default=0.0) or None
     return cached_chart(
         snapshot(session),

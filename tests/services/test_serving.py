@@ -25,13 +25,15 @@ def test_ranked_builds_meet_the_slo_cheapest_per_million_output_tokens_first(
     )
     assert len(ranked) >= 5
     priced = [
-        r["usd_per_million_output_tokens"]
+        r.at.point.usd_per_million_output_tokens
         for r in ranked
-        if r["usd_per_million_output_tokens"] is not None
+        if r.at.point.usd_per_million_output_tokens is not None
     ]
     assert priced == sorted(priced)
     for item in ranked:
-        assert item["ttft_s"] <= 2.0 and item["tokens_per_s_per_user"] >= 20
-        assert item["copies_needed"] * item["concurrency"] >= 1000
-    slugs = {r["build"]["slug"] for r in ranked}
+        point = item.at.point
+        assert point.ttft_s <= 2.0 and point.tokens_per_s_per_user >= 20
+        assert item.at.copies_needed is not None
+        assert item.at.copies_needed * point.concurrency >= 1000
+    slugs = {r.build.slug for r in ranked}
     assert "1x-rtx-4090-desktop" not in slugs  # 70B at FP8 does not fit in 24 GB
