@@ -117,7 +117,7 @@ def _catalog_accelerator_spec(
     snap: Snapshot, slug: str, field: str = "build.accelerator"
 ) -> AcceleratorSpec:
     """The engine spec of a catalog accelerator (404 naming `field` if unknown)."""
-    return accelerator_spec(find_accelerator(snap, slug, field=field).read)
+    return accelerator_spec(find_accelerator(snap, slug, field=field).record)
 
 
 def inline_build_spec(snap: Snapshot, build: InlineBuild) -> BuildSpec:

@@ -120,7 +120,7 @@ def measurement_rows(snap: Snapshot) -> tuple[MeasurementRow, ...]:
     """Every measurement by slug, loaded once per catalog version."""
 
     def load() -> tuple[MeasurementRow, ...]:
-        names = {slug: row.item["name"] for slug, row in accelerator_rows(snap).items()}
+        names = {slug: row.list_item.name for slug, row in accelerator_rows(snap).items()}
         stmt = select(Measurement).order_by(Measurement.slug)
         return tuple(_row(m, names) for m in snap.session.scalars(stmt))
 

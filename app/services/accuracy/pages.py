@@ -73,10 +73,8 @@ def build_device_class(snap: Snapshot, *, slug: str) -> str | None:
     build = build_rows(snap).by_slug.get(slug)
     if build is None:
         return None
-    acc = accelerator_rows(snap)[build.accelerator_slug].item
-    return device_class(
-        memory_kind=acc["memory_kind"], vendor=acc["vendor"], memory_type=acc["memory_type"]
-    )
+    acc = accelerator_rows(snap)[build.accelerator_slug].list_item
+    return device_class(memory_kind=acc.memory_kind, vendor=acc.vendor, memory_type=acc.memory_type)
 
 
 def accuracy_notes_for_build(snap: Snapshot, *, slug: str) -> list[str]:

@@ -87,7 +87,8 @@ def report_inputs_digest(snap: Snapshot) -> str:
                 accelerator_slugs.update(build.accelerator_slugs)
         for slug in sorted(accelerator_slugs):
             accelerator = accelerators.get(slug)
-            _feed(digest, f"accelerator {slug}", None if accelerator is None else accelerator.read)
+            document = None if accelerator is None else accelerator.record.model_dump()
+            _feed(digest, f"accelerator {slug}", document)
         for slug in sorted(model_slugs):
             model = models.get(slug)
             _feed(digest, f"model {slug}", None if model is None else model.read)
