@@ -91,7 +91,7 @@ def report_inputs_digest(snap: Snapshot) -> str:
             _feed(digest, f"accelerator {slug}", document)
         for slug in sorted(model_slugs):
             model = models.get(slug)
-            _feed(digest, f"model {slug}", None if model is None else model.read)
+            _feed(digest, f"model {slug}", None if model is None else model.record.model_dump())
         return digest.hexdigest()
 
     return snap.memo("accuracy_inputs_digest", compute)
