@@ -239,7 +239,7 @@ def _case(snap: Snapshot, row: MeasurementRow) -> Case:
         model=model.spec,
         workload=workload,
         output_tokens=record.output_tokens or 0,
-        label=f"{row.item['model']} on {row.item['accelerator_name']}",
+        label=f"{row.list_item.model} on {row.list_item.accelerator_name}",
         arrival=record.arrival,
         requests=record.requests,
         concurrency=record.concurrency,

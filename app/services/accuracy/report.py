@@ -108,7 +108,7 @@ def _report_body(snap: Snapshot) -> dict[str, Any]:
     return {
         "measurements": len(cases.cases) + len(cases.skipped),
         "predicted": len(cases.cases),
-        "sources": len({r.item["source_url"] for r in measurement_rows(snap)}),
+        "sources": len({r.list_item.source_url for r in measurement_rows(snap)}),
         "predicted_sources": len({c.source_url for c in cases.cases}),
         "groups": [s.as_dict() for s in summarize(engine, roofline)],
         "overall": [s.as_dict() for s in summarize_by_metric(engine, roofline)],
