@@ -9,7 +9,6 @@ Cached per catalog version; the typed answers are built once per row and returne
 """
 
 from dataclasses import dataclass
-from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -31,13 +30,11 @@ TEXT_FIELDS = ("name", "slug", "vendor")
 class AcceleratorRow:
     """One accelerator, ready to filter, sort and serialise (read-only).
 
-    `item` and `read` are the plain values the engine specs and filters read; `list_item` and
-    `record` are the same values as the API's typed answers, validated once per catalog version.
+    `list_item` and `record` are the API's typed answers, validated once per catalog version;
+    the filters, sort and other services read their attributes.
     """
 
     slug: str
-    item: dict[str, Any]
-    read: dict[str, Any]
     list_item: AcceleratorListItem
     record: AcceleratorRead
     search_text: str
@@ -51,8 +48,6 @@ def _row(acc: Accelerator) -> AcceleratorRow:
     item = {f: getattr(acc, f) for f in ITEM_FIELDS}
     return AcceleratorRow(
         slug=acc.slug,
-        item=item,
-        read=read,
         list_item=AcceleratorListItem.model_validate(item),
         record=AcceleratorRead.model_validate(read),
         search_text=search.casefold(),
@@ -72,15 +67,15 @@ def _matching(snap: Snapshot, query: AcceleratorQuery) -> list[AcceleratorRow]:
         vendor = query.vendor.strip().casefold() if query.vendor else None
         out = []
         for r in accelerator_rows(snap).values():
-            item = r.item
-            if vendor is not None and item["vendor"].casefold() != vendor:
+            item = r.list_item
+            if vendor is not None and item.vendor.casefold() != vendor:
                 continue
-            if query.memory_kind is not None and item["memory_kind"] != query.memory_kind:
+            if query.memory_kind is not None and item.memory_kind != query.memory_kind:
                 continue
-            if query.min_memory_gb is not None and item["memory_gb"] < query.min_memory_gb:
+            if query.min_memory_gb is not None and item.memory_gb < query.min_memory_gb:
                 continue
             if query.max_price_usd is not None and (
-                item["price_usd"] is None or item["price_usd"] > query.max_price_usd
+                item.price_usd is None or item.price_usd > query.max_price_usd
             ):
                 continue
             if not contains(r.search_text, query.q):

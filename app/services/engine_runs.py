@@ -117,7 +117,7 @@ def _catalog_accelerator_spec(
     snap: Snapshot, slug: str, field: str = "build.accelerator"
 ) -> AcceleratorSpec:
     """The engine spec of a catalog accelerator (404 naming `field` if unknown)."""
-    return accelerator_spec(find_accelerator(snap, slug, field=field).read)
+    return accelerator_spec(find_accelerator(snap, slug, field=field).record)
 
 
 def inline_build_spec(snap: Snapshot, build: InlineBuild) -> BuildSpec:
@@ -169,7 +169,7 @@ def model_ref(model: ModelProfileRow | None) -> str | None:
     """The Hugging Face repository id of a catalog model (from its source URL), if any."""
     if model is None:
         return None
-    match = _HF_REPO.match(str(model.read.get("source_url") or ""))
+    match = _HF_REPO.match(model.record.source_url)
     return match.group(1) if match else None
 
 

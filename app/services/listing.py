@@ -1,8 +1,8 @@
 """The shared shape of the catalog list services: cached rows by slug, a memoised filtered and
 sorted list per query, pages of it and one row by slug (paging itself is `app.pagination`).
 
-A resource's row is a frozen dataclass with at least `slug`, `item` (the plain list-item values
-the filters and sort read) and `list_item` (the typed answer); see `services/accelerators.py`.
+A resource's row is a frozen dataclass with at least `slug` and `list_item` (the typed list
+answer, whose attributes the filters and sort read); see `services/accelerators.py`.
 `build_rows.py` and `builds.py` can use the same helpers: `rows_by_slug` with a row function
 that returns None for a build without groups, `find_row(..., noun="build")`, `sorted_rows` with
 `values={"tier": ...}`, and `list_memo` / `page_rows` over `_filter_and_sort`.
@@ -31,10 +31,10 @@ class SluggedRow(Protocol):
 
 
 class ListedRow(SluggedRow, Protocol):
-    """What `sorted_rows` reads of a row."""
+    """What `sorted_rows` reads of a row: its typed list item's attributes."""
 
     @property
-    def item(self) -> dict[str, Any]: ...
+    def list_item(self) -> Any: ...
 
 
 class PagedRow(Protocol[T_co]):
@@ -68,16 +68,16 @@ def sorted_rows(
     text_fields: Collection[str] = (),
     values: Mapping[str, Callable[[RowT], Any]] | None = None,
 ) -> list[RowT]:
-    """Rows sorted by one `item` field (`sort_key` = (field, descending), as `XQuery.sort_key`
+    """Rows sorted by one `list_item` field (`sort_key` = (field, descending), as `XQuery.sort_key`
     gives it), then by slug. Text fields sort case-insensitively; `values` gives fields that
-    sort by something other than their item value (a build's tier order)."""
+    sort by something other than their list-item value (a build's tier order)."""
     field, descending = sort_key
     value = (values or {}).get(field)
     if value is None:
         if field in text_fields:
-            value = lambda r: str(r.item[field]).casefold()  # noqa: E731
+            value = lambda r: str(getattr(r.list_item, field)).casefold()  # noqa: E731
         else:
-            value = lambda r: r.item[field]  # noqa: E731
+            value = lambda r: getattr(r.list_item, field)  # noqa: E731
     return sort_rows(rows, value, descending=descending, tiebreak=lambda r: r.slug)
 
 

@@ -34,12 +34,11 @@ from app.services.records import measurement_document
 class MeasurementRow:
     """One measurement, ready to filter, sort, serialise and predict (read-only).
 
-    `item` is the plain list item the filters and other services read; `list_item` and `record`
-    are the API's typed answers, validated once per catalog version.
+    `list_item` and `record` are the API's typed answers, validated once per catalog version;
+    the filters, sort and other services read their attributes.
     """
 
     slug: str
-    item: dict[str, Any]
     list_item: MeasurementListItem
     record: MeasurementRead
     search_text: str
@@ -108,7 +107,6 @@ def _row(measurement: Measurement, accelerator_names: dict[str, str]) -> Measure
     source = f"{measurement.source_url} {measurement.source_title or ''}"
     return MeasurementRow(
         slug=measurement.slug,
-        item=item,
         list_item=MeasurementListItem.model_validate(item),
         record=record,
         search_text=search.casefold(),
@@ -120,7 +118,7 @@ def measurement_rows(snap: Snapshot) -> tuple[MeasurementRow, ...]:
     """Every measurement by slug, loaded once per catalog version."""
 
     def load() -> tuple[MeasurementRow, ...]:
-        names = {slug: row.item["name"] for slug, row in accelerator_rows(snap).items()}
+        names = {slug: row.list_item.name for slug, row in accelerator_rows(snap).items()}
         stmt = select(Measurement).order_by(Measurement.slug)
         return tuple(_row(m, names) for m in snap.session.scalars(stmt))
 
@@ -139,18 +137,18 @@ def find_measurement(snap: Snapshot, slug: str) -> MeasurementRow:
 # Sorted case-insensitively; an out_of_memory value (true/false) sorts as 1/0 among the numbers.
 TEXT_FIELDS = ("name", "slug", "model", "runtime", "metric", "as_of")
 SORT_VALUES: dict[str, Callable[[MeasurementRow], Any]] = {
-    "value": lambda r: float(r.item["value"])
+    "value": lambda r: float(r.list_item.value)
 }
 
 
 def _keep(row: MeasurementRow, query: MeasurementQuery) -> bool:
-    item = row.item
+    item = row.list_item
     return (
-        (query.build is None or item["build"] == query.build)
+        (query.build is None or item.build == query.build)
         and (query.accelerator is None or _uses_accelerator(row, query.accelerator))
-        and (query.model is None or item["model"] == query.model)
-        and (query.runtime is None or item["runtime"] == query.runtime)
-        and (query.metric is None or item["metric"] == query.metric)
+        and (query.model is None or item.model == query.model)
+        and (query.runtime is None or item.runtime == query.runtime)
+        and (query.metric is None or item.metric == query.metric)
         and contains(row.source_text, query.source)
         and contains(row.search_text, query.q)
     )
@@ -158,7 +156,7 @@ def _keep(row: MeasurementRow, query: MeasurementQuery) -> bool:
 
 def _uses_accelerator(row: MeasurementRow, slug: str) -> bool:
     groups = row.record.hardware.groups or []
-    return row.item["accelerator"] == slug or any(g.accelerator == slug for g in groups)
+    return row.list_item.accelerator == slug or any(g.accelerator == slug for g in groups)
 
 
 def _matching(snap: Snapshot, query: MeasurementQuery) -> list[MeasurementRow]:
@@ -195,6 +193,6 @@ def measurements_for(
     return [
         r
         for r in measurement_rows(snap)
-        if (build is None or r.item["build"] == build)
-        and (model is None or r.item["model"] == model)
+        if (build is None or r.list_item.build == build)
+        and (model is None or r.list_item.model == model)
     ]

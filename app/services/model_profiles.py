@@ -12,7 +12,6 @@ Cached per catalog version; the typed answers are built once per row and returne
 """
 
 from dataclasses import dataclass
-from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -37,14 +36,12 @@ TEXT_FIELDS = ("name", "slug", "organization")
 class ModelProfileRow:
     """One model profile with its engine spec (read-only).
 
-    `item` and `read` are the plain values the other services read; `list_item` and `record`
-    are the same values as the API's typed answers, validated once per catalog version.
+    `list_item` and `record` are the API's typed answers, validated once per catalog version;
+    the filters, sort and other services read their attributes.
     """
 
     slug: str
     name: str
-    item: dict[str, Any]
-    read: dict[str, Any]
     list_item: ModelListItem
     record: ModelRead
     spec: ModelSpec
@@ -98,8 +95,6 @@ def _row(profile: ModelProfile) -> ModelProfileRow | None:
     return ModelProfileRow(
         slug=profile.slug,
         name=profile.name,
-        item=item,
-        read=read,
         list_item=ModelListItem.model_validate(item),
         record=ModelRead.model_validate(read),
         spec=spec,
@@ -126,13 +121,13 @@ def _matching(snap: Snapshot, query: ModelQuery) -> list[ModelProfileRow]:
         org = query.organization.strip().casefold() if query.organization else None
         out = []
         for r in model_profile_rows(snap).values():
-            item = r.item
-            billions = item["params_total"] / 1e9
-            if query.attention is not None and item["attention"] != query.attention:
+            item = r.list_item
+            billions = item.params_total / 1e9
+            if query.attention is not None and item.attention != query.attention:
                 continue
-            if query.is_moe is not None and item["is_moe"] != query.is_moe:
+            if query.is_moe is not None and item.is_moe != query.is_moe:
                 continue
-            if org is not None and item["organization"].casefold() != org:
+            if org is not None and item.organization.casefold() != org:
                 continue
             if query.min_params_b is not None and billions < query.min_params_b:
                 continue

@@ -156,7 +156,7 @@ def recommend(session: Session, *, query: RecommendQuery, costs: CostAssumptions
                 slug=model.slug,
                 name=model.name,
                 params_total=model.params_total,
-                params_active=model.item["params_active"],
+                params_active=model.list_item.params_active,
                 rule_of_thumb_gb=model.rule_of_thumb_gb(query.precision),
             ),
             workload=workload_out(workload).model_dump(),

@@ -15,7 +15,8 @@ from app.engine import (
     model_spec_from_hf_config,
 )
 from app.models import Accelerator, Build, ModelProfile
-from app.schemas.inline import InlineBuild
+from app.schemas.accelerator import AcceleratorRead
+from app.schemas.inline import InlineAccelerator, InlineBuild
 
 # Catalog fields an inline accelerator may lack (the engine then assumes the default class).
 _OPTIONAL_SPEC_FIELDS = ("vendor", "memory_type")
@@ -24,15 +25,12 @@ _ACCELERATOR_SPEC_FIELDS = tuple(
 )
 
 
-def accelerator_spec(source: Accelerator | Mapping[str, Any] | Any) -> AcceleratorSpec:
-    """Engine view of an accelerator: an ORM row, an inline accelerator or a record dict."""
-    values: dict[str, Any]
-    if isinstance(source, Mapping):
-        values = {name: source[name] for name in _ACCELERATOR_SPEC_FIELDS}
-        values.update({name: source.get(name) for name in _OPTIONAL_SPEC_FIELDS})
-    else:
-        values = {name: getattr(source, name) for name in _ACCELERATOR_SPEC_FIELDS}
-        values.update({name: getattr(source, name, None) for name in _OPTIONAL_SPEC_FIELDS})
+def accelerator_spec(
+    source: Accelerator | AcceleratorRead | InlineAccelerator,
+) -> AcceleratorSpec:
+    """Engine view of an accelerator: an ORM row, a typed catalog record or an inline one."""
+    values: dict[str, Any] = {name: getattr(source, name) for name in _ACCELERATOR_SPEC_FIELDS}
+    values.update({name: getattr(source, name, None) for name in _OPTIONAL_SPEC_FIELDS})
     return AcceleratorSpec(**values)
 
 

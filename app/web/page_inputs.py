@@ -24,8 +24,8 @@ PAGE_VALUES = ValueCache(max_entries=512)
 
 
 def _digest(value: Any) -> str:
-    # repr is by value for the rows' frozen specs, dicts, dates and floats (exact), and the rows
-    # are built by one code path, so equal records give equal text.
+    # repr is by value for the rows' frozen specs, typed models, dates and floats (exact), and
+    # the rows are built by one code path, so equal records give equal text.
     return hashlib.blake2b(repr(value).encode(), digest_size=16).hexdigest()
 
 
@@ -42,7 +42,7 @@ def models_digest(snap: Snapshot) -> str:
 
     def load() -> str:
         rows = sorted(model_profile_rows(snap).values(), key=lambda m: m.slug)
-        return _digest([(m.slug, m.spec, m.item, m.read) for m in rows])
+        return _digest([(m.slug, m.spec, m.list_item, m.record) for m in rows])
 
     return snap.memo(("inputs", "models"), load)
 

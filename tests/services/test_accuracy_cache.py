@@ -20,7 +20,7 @@ def _edit(session: Session, kind: str, slug: str, **changes: Any) -> None:
 
 
 def _unmeasured_build(session: Session) -> str:
-    named = {r.item["build"] for r in measurement_rows(snapshot(session))}
+    named = {r.list_item.build for r in measurement_rows(snapshot(session))}
     builds = [b["slug"] for b in export_document(session)["builds"]]
     return next(slug for slug in builds if slug not in named)
 
@@ -52,7 +52,7 @@ def test_an_edit_of_a_measured_accelerator_rebuilds_the_report(session: Session)
     row = next(
         r
         for r in measurement_rows(snap)
-        if r.item["accelerator"] == "rtx-4090" and r.item["metric"] == "decode_tokens_per_s"
+        if r.list_item.accelerator == "rtx-4090" and r.list_item.metric == "decode_tokens_per_s"
     )
     before = next(r for r in accuracy_report(snap)["rows"] if r["slug"] == row.slug)
     session.commit()

@@ -74,9 +74,9 @@ def _hardware(snap: Snapshot, record: MeasurementIn) -> tuple[BuildSpec, str]:
         row = build_rows(snap).by_slug.get(hw.build)
         if row is None:
             raise _Skip(f"build '{hw.build}' is no longer in the catalog")
-        acc = accelerators[row.accelerator_slug].item
+        acc = accelerators[row.accelerator_slug].list_item
         kind = device_class(
-            memory_kind=acc["memory_kind"], vendor=acc["vendor"], memory_type=acc["memory_type"]
+            memory_kind=acc.memory_kind, vendor=acc.vendor, memory_type=acc.memory_type
         )
         return row.spec, kind
     spec = hw.accelerator_spec
@@ -86,10 +86,10 @@ def _hardware(snap: Snapshot, record: MeasurementIn) -> tuple[BuildSpec, str]:
     memory_system: tuple[str | None, str | None] | None = None
     if catalog_row is not None:
         # A catalog accelerator is the reviewed record: it wins over a spec carried by the row.
-        acc = catalog_row.item
+        acc = catalog_row.list_item
         accelerator = catalog_row.slug
         kind = device_class(
-            memory_kind=acc["memory_kind"], vendor=acc["vendor"], memory_type=acc["memory_type"]
+            memory_kind=acc.memory_kind, vendor=acc.vendor, memory_type=acc.memory_type
         )
     elif spec is not None:
         accelerator = InlineAccelerator(
@@ -239,7 +239,7 @@ def _case(snap: Snapshot, row: MeasurementRow) -> Case:
         model=model.spec,
         workload=workload,
         output_tokens=record.output_tokens or 0,
-        label=f"{row.item['model']} on {row.item['accelerator_name']}",
+        label=f"{row.list_item.model} on {row.list_item.accelerator_name}",
         arrival=record.arrival,
         requests=record.requests,
         concurrency=record.concurrency,

@@ -22,27 +22,27 @@ def _page_rows(snap: Snapshot, rows: Iterable[MeasurementRow]) -> list[dict[str,
     skipped = {s["slug"]: s["reason"] for s in report["skipped"]}
     out = []
     for row in rows:
-        item = row.item
+        item = row.list_item
         found = by_slug.get(row.slug)
         out.append(
             {
                 "slug": row.slug,
-                "label": f"{item['model']} on {item['accelerator_name']}",
-                "model": item["model"],
-                "hardware": item["accelerator_name"],
-                "runtime": item["runtime"],
-                "precision": item["precision"],
-                "batch": item["batch"] or item["concurrency"] or 1,
-                "metric_label": METRIC_LABELS[item["metric"]],
-                "unit": item["unit"],
-                "measured": item["value"],
+                "label": f"{item.model} on {item.accelerator_name}",
+                "model": item.model,
+                "hardware": item.accelerator_name,
+                "runtime": item.runtime,
+                "precision": item.precision,
+                "batch": item.batch or item.concurrency or 1,
+                "metric_label": METRIC_LABELS[item.metric],
+                "unit": item.unit,
+                "measured": item.value,
                 "predicted": found["predicted"] if found else None,
                 "error": found["error"] if found else None,
                 "agrees": found["agrees"] if found else None,
                 "note": found["note"] if found else skipped.get(row.slug, ""),
-                "source_url": item["source_url"],
-                "source_title": item["source_title"],
-                "as_of": item["as_of"],
+                "source_url": item.source_url,
+                "source_title": item.source_title,
+                "as_of": item.as_of,
             }
         )
     return out
@@ -58,11 +58,11 @@ def measured_vs_predicted_for_build(snap: Snapshot, *, slug: str) -> list[dict[s
     rows = [
         r
         for r in measurement_rows(snap)
-        if r.item["build"] == slug
+        if r.list_item.build == slug
         or (
-            r.item["build"] is None
-            and r.item["accelerator"] == build.accelerator_slug
-            and r.item["accelerator_count"] == count
+            r.list_item.build is None
+            and r.list_item.accelerator == build.accelerator_slug
+            and r.list_item.accelerator_count == count
         )
     ]
     return _page_rows(snap, rows)
@@ -73,10 +73,8 @@ def build_device_class(snap: Snapshot, *, slug: str) -> str | None:
     build = build_rows(snap).by_slug.get(slug)
     if build is None:
         return None
-    acc = accelerator_rows(snap)[build.accelerator_slug].item
-    return device_class(
-        memory_kind=acc["memory_kind"], vendor=acc["vendor"], memory_type=acc["memory_type"]
-    )
+    acc = accelerator_rows(snap)[build.accelerator_slug].list_item
+    return device_class(memory_kind=acc.memory_kind, vendor=acc.vendor, memory_type=acc.memory_type)
 
 
 def accuracy_notes_for_build(snap: Snapshot, *, slug: str) -> list[str]:
@@ -117,7 +115,7 @@ def accuracy_notes_for_estimate(snap: Snapshot, request: EstimateRequest) -> lis
 
 def measured_vs_predicted_for_model(snap: Snapshot, *, slug: str) -> list[dict[str, Any]]:
     """Measurements of this model, each with the engine's prediction and the error."""
-    return _page_rows(snap, [r for r in measurement_rows(snap) if r.item["model"] == slug])
+    return _page_rows(snap, [r for r in measurement_rows(snap) if r.list_item.model == slug])
 
 
 def group_note(snap: Snapshot, *, metric: str, runtime: str, device_class: str) -> str | None:

@@ -87,10 +87,11 @@ def report_inputs_digest(snap: Snapshot) -> str:
                 accelerator_slugs.update(build.accelerator_slugs)
         for slug in sorted(accelerator_slugs):
             accelerator = accelerators.get(slug)
-            _feed(digest, f"accelerator {slug}", None if accelerator is None else accelerator.read)
+            document = None if accelerator is None else accelerator.record.model_dump()
+            _feed(digest, f"accelerator {slug}", document)
         for slug in sorted(model_slugs):
             model = models.get(slug)
-            _feed(digest, f"model {slug}", None if model is None else model.read)
+            _feed(digest, f"model {slug}", None if model is None else model.record.model_dump())
         return digest.hexdigest()
 
     return snap.memo("accuracy_inputs_digest", compute)
@@ -107,7 +108,7 @@ def _report_body(snap: Snapshot) -> dict[str, Any]:
     return {
         "measurements": len(cases.cases) + len(cases.skipped),
         "predicted": len(cases.cases),
-        "sources": len({r.item["source_url"] for r in measurement_rows(snap)}),
+        "sources": len({r.list_item.source_url for r in measurement_rows(snap)}),
         "predicted_sources": len({c.source_url for c in cases.cases}),
         "groups": [s.as_dict() for s in summarize(engine, roofline)],
         "overall": [s.as_dict() for s in summarize_by_metric(engine, roofline)],
