@@ -6,7 +6,7 @@ from fastapi import Path, Query, Request
 from fastapi.responses import JSONResponse, Response
 
 from app.admin.api import MAX_ID, NO_STORE, admin_problem, admin_router, created_response
-from app.admin.schemas import AuditEventOut, AuditPage, NoNul
+from app.admin.schemas import AuditEventOut, AuditPage, StorableText
 from app.deps import AdminDep, SessionDep
 from app.errors import NotFound
 from app.models import AuditEvent
@@ -31,9 +31,9 @@ def list_audit(
     request: Request,
     session: SessionDep,
     kind: Literal["accelerator", "build", "model", "measurement"] | None = None,
-    slug: Annotated[str | None, NoNul, Query(max_length=200)] = None,
+    slug: Annotated[str | None, StorableText, Query(max_length=200)] = None,
     action: Literal["create", "update", "delete", "restore"] | None = None,
-    actor: Annotated[str | None, NoNul, Query(max_length=80)] = None,
+    actor: Annotated[str | None, StorableText, Query(max_length=80)] = None,
     page: Annotated[int, Query(ge=1, le=1_000_000)] = 1,
     per_page: Annotated[int, Query(ge=1, le=200)] = 50,
 ) -> Response:

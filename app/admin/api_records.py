@@ -20,7 +20,7 @@ from app.admin.schemas import (
     MeasurementAdmin,
     ModelAdmin,
     ModelFromConfig,
-    NoNul,
+    StorableText,
 )
 from app.deps import AdminDep, SessionDep, SettingsDep
 from app.schemas.model_profile import RESERVED_MODEL_SLUGS
@@ -52,11 +52,11 @@ IfNoneMatch = Annotated[
     str | None, Header(description="`*` to create only (412 if the record exists)")
 ]
 SlugPath = Annotated[
-    str, NoNul, Path(max_length=200, description="the record's slug")
+    str, StorableText, Path(max_length=200, description="the record's slug")
 ]
 ModelSlugPath = Annotated[
     str,
-    NoNul,
+    StorableText,
     Path(
         max_length=200,
         description="the model's slug (never `from-config`: that segment is its own route)",

@@ -13,7 +13,7 @@ from fastapi.responses import RedirectResponse, Response
 from starlette.datastructures import FormData
 
 from app.admin.csrf import csrf_token, verified_form
-from app.admin.schemas import NoNul
+from app.admin.schemas import StorableText
 from app.deps import require_admin
 from app.errors import NotFound
 from app.services.records import KIND_BY_KEY, KINDS, Kind
@@ -21,7 +21,7 @@ from app.web.common import render
 
 FormDep = Annotated[FormData, Depends(verified_form)]
 # PostgreSQL text cannot hold NUL: such a slug is refused (422 naming it) before any query.
-SlugSegment = Annotated[str, NoNul, Path(max_length=200)]
+SlugSegment = Annotated[str, StorableText, Path(max_length=200)]
 
 
 def admin_pages_router() -> APIRouter:

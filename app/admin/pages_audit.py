@@ -8,7 +8,7 @@ from fastapi import Query, Request
 from fastapi.responses import Response
 
 from app.admin.pages import FormDep, admin_page, admin_pages_router, see_other
-from app.admin.schemas import NoNul
+from app.admin.schemas import StorableText
 from app.deps import AdminDep, SessionDep
 from app.errors import Conflict, DomainError, InvalidInput, NotFound
 from app.services.admin_records import restore_from_audit
@@ -25,7 +25,7 @@ def audit_log(
     session: SessionDep,
     actor: AdminDep,
     kind: Annotated[str, Query(max_length=20)] = "",
-    slug: Annotated[str, NoNul, Query(max_length=200)] = "",
+    slug: Annotated[str, StorableText, Query(max_length=200)] = "",
     action: Annotated[str, Query(max_length=20)] = "",
     page: Annotated[int, Query(ge=1, le=1_000_000)] = 1,
 ) -> Response:

@@ -15,22 +15,15 @@ from app.schemas.common import (
     ShortText,
     SourceUrl,
     StrictModel,
-    text_problem,
+    storable_text,
 )
 from app.schemas.measurement import MeasurementIn
 from app.schemas.model_profile import MAX_PARAMS, ModelIn, ModelSlug
 
-
-def _refuse_nul(value: str | None) -> str | None:
-    problem = None if value is None else text_problem(value)
-    if problem is not None:
-        raise ValueError(problem)
-    return value
-
-
-# Path segments and filters that reach a query: PostgreSQL text cannot hold NUL, so such input is
-# refused as invalid (422 naming the parameter) rather than failing in the database.
-NoNul = AfterValidator(_refuse_nul)
+# Path segments and filters that reach a query: PostgreSQL text holds neither NUL nor a lone
+# surrogate, so such input is refused as invalid (422 naming the parameter) rather than failing
+# in the database.
+StorableText = AfterValidator(storable_text)
 
 
 class AcceleratorAdmin(AcceleratorIn):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from typing import Any
 
 from .plan import Prepared, kv_share, kv_tokens_weighted
 from .prep import efficiency, link_for, peak_flops
@@ -282,7 +281,7 @@ class PackedPrefill:
     """Throughput.packed_prefill_s, computed on first read (results.Deferred): only the
     accuracy report reads it, and one more prefill pass was a tenth of a sweep's time."""
 
-    __slots__ = ("p", "model", "build", "workload", "tp", "pp", "ttft", "batch_r", "texts")
+    __slots__ = ("p", "model", "build", "workload", "tp", "pp", "ttft", "batch_r", "value")
 
     def __init__(
         self,
@@ -297,14 +296,14 @@ class PackedPrefill:
     ) -> None:
         self.p, self.model, self.build, self.workload = p, model, build, workload
         self.tp, self.pp, self.ttft, self.batch_r = tp, pp, ttft, batch_r
-        self.texts: dict[str, Any] | None = None
+        self.value: tuple[float | None] | None = None  # (seconds,) once computed
 
-    def text(self, name: str, result: Throughput) -> Any:
+    def text(self, name: str, result: Throughput) -> float | None:
         """The packed prefill seconds per prompt (None at one sequence per replica: no other
-        prompt shares its pass)."""
-        if self.texts is None:
-            self.texts = {name: self._packed_prefill_s()}
-        return self.texts[name]
+        prompt shares its pass); `name` is always "packed_prefill_s"."""
+        if self.value is None:
+            self.value = (self._packed_prefill_s(),)
+        return self.value[0]
 
     def _packed_prefill_s(self) -> float | None:
         if self.batch_r <= 1:

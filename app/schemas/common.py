@@ -36,9 +36,10 @@ def text_problem(value: str) -> str | None:
     return None
 
 
-def _no_nul(value: str) -> str:
-    # Refused here, so the database (and the JSON answer) never sees it.
-    problem = text_problem(value)
+def storable_text(value: str | None) -> str | None:
+    """The value, or ValueError (a 422 naming the field) when no database could store it: so
+    the database, and the JSON answer, never see it."""
+    problem = None if value is None else text_problem(value)
     if problem is not None:
         raise ValueError(problem)
     return value
@@ -121,18 +122,18 @@ Slug = Annotated[
 Name = Annotated[
     str,
     StringConstraints(strip_whitespace=True, min_length=1, max_length=NAME_LENGTH),
-    AfterValidator(_no_nul),
+    AfterValidator(storable_text),
 ]
 ShortText = Annotated[
     str,
     StringConstraints(strip_whitespace=True, max_length=SHORT_TEXT_LENGTH),
-    AfterValidator(_no_nul),
+    AfterValidator(storable_text),
 ]
-Notes = Annotated[str, StringConstraints(max_length=NOTES_LENGTH), AfterValidator(_no_nul)]
+Notes = Annotated[str, StringConstraints(max_length=NOTES_LENGTH), AfterValidator(storable_text)]
 SourceUrl = Annotated[
     str,
     StringConstraints(strip_whitespace=True, min_length=8, max_length=URL_LENGTH),
-    AfterValidator(_no_nul),
+    AfterValidator(storable_text),
     AfterValidator(_http_url),
 ]
 
