@@ -9,8 +9,9 @@ speed and cost where the parts matter (docs/engine.md, "Mixed cards and offload"
   identical cards, so a tensor-parallel runtime pipelines across the cards instead.
 - Offload (llama.cpp): MoE routed experts of N layers kept in RAM (`--n-cpu-moe N`), then whole
   layers on the CPU (`-ngl`), the fewest that make the rest fit. Decode adds the bytes read
-  from RAM at the host's bandwidth; prefill streams the RAM-resident weights over PCIe to the
-  GPU once per micro-batch (llama.cpp offloads batches of >= 32 tokens to the GPU).
+  from RAM at the host's bandwidth; prefill copies the RAM-resident weights each micro-batch
+  uses (its routed experts only) over PCIe to the GPU (llama.cpp offloads batches of >= 32
+  tokens to the GPU; a shorter one is read by the CPU).
 """
 
 from __future__ import annotations
@@ -23,12 +24,12 @@ from .parts_split import (
     DEFAULT_RAM_BANDWIDTH_GBS,
     FIT_TARGET_GIB,
     HOST_RESERVED_GIB,
-    OFFLOAD_MIN_BATCH,
     cards_of,
     compute_s,
     compute_scale,
     moe_layer_indices,
     placement_candidates,
+    prefill_offload_s,
     split_layers,
     ttft_guess,
 )
@@ -191,14 +192,21 @@ def with_parts(
     memory_s = decode_gpu + decode_ram
     step = max(memory_s, compute) + comm + fixed
     # Prefill on the GPUs: the base prompt time scaled by each card's share of the layers and
-    # its compute rate, plus the RAM-resident weights crossing PCIe once per micro-batch.
-    ubatch = p.runtime.prefill_chunk_tokens
-    passes = (
-        -(-workload.prompt_tokens // ubatch) if workload.prompt_tokens >= OFFLOAD_MIN_BATCH else 0
+    # its compute rate, plus the RAM-resident weights each micro-batch uses crossing PCIe (or
+    # read by the CPU for a micro-batch too short to offload).
+    expert_ram_layers = len(set(cpu_moe) | (moe_every & set(range(cpu_layers))))
+    prefill_pcie, prefill_cpu = prefill_offload_s(
+        model,
+        workload.prompt_tokens,
+        p.runtime.prefill_chunk_tokens,
+        cpu_layers * nonexpert_layer + (head if head_cpu else 0.0),
+        expert_ram_layers,
+        p.expert_bytes,
+        slowest_link * GB * LINK_EFFICIENCY,
+        ram_bw * GB * CPU_BANDWIDTH_EFFICIENCY,
     )
-    prefill_pcie = passes * ram_bytes / (slowest_link * GB * LINK_EFFICIENCY)
     ttft_base = base_t.time_to_first_token_s if base_t else ttft_guess(p, model, workload, cards)
-    ttft = ttft_base * compute_scale(cards, split) + prefill_pcie
+    ttft = ttft_base * compute_scale(cards, split) + prefill_pcie + prefill_cpu
     per_seq = 1.0 / step
     bottleneck = "memory bandwidth" if memory_s >= compute else "compute"
     if decode_ram > decode_gpu:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from .prepared import Prepared
 from .results import Throughput
 from .specs import PCIE_GBS_PER_LANE, AcceleratorSpec, BuildSpec, ModelSpec, Workload
+from .speed import distinct_experts
 
 # Achieved share of peak DRAM bandwidth when the CPU runs the offloaded matmuls (llama.cpp CPU
 # backend, memory-bound decode). An estimate, checked against the offload rows of the
@@ -110,6 +111,42 @@ def compute_scale(cards: list[tuple[AcceleratorSpec, float]], split: list[int]) 
         return 1.0
     ref = cards[0][0].fp16_tflops
     return sum(c / total * ref / acc.fp16_tflops for (acc, _), c in zip(cards, split, strict=True))
+
+
+def prefill_offload_s(
+    model: ModelSpec,
+    prompt_tokens: int,
+    ubatch: int,
+    dense_bytes: float,
+    expert_layers: int,
+    expert_bytes: float,
+    link_bytes_s: float,
+    cpu_bytes_s: float,
+) -> tuple[float, float]:
+    """Seconds the RAM-resident weights add to a prompt: (PCIe copies, CPU reads).
+
+    llama.cpp runs a prompt in micro-batches of `ubatch` tokens. From OFFLOAD_MIN_BATCH tokens
+    on, ggml-cuda computes an operation on host-resident weights on the GPU and copies the
+    weights over PCIe first; since llama.cpp PR #15346 only the experts the micro-batch routes
+    to (E x (1 - (1 - k/E)^tokens) per MoE layer: uniform routing, as decode counts them). A
+    shorter micro-batch stays on the CPU, which reads the same weights from RAM once.
+    `dense_bytes` are the RAM-resident weights every token uses (whole CPU layers, the output
+    layer); the token embeddings are looked up on the CPU and never copied."""
+    experts, top_k = model.n_routed_experts, model.num_experts_per_tok
+
+    def used(tokens: int) -> float:
+        return dense_bytes + expert_layers * distinct_experts(experts, top_k, tokens) * expert_bytes
+
+    full, rest = divmod(max(prompt_tokens, 0), max(ubatch, 1))
+    pcie = cpu = 0.0
+    for tokens, count in ((ubatch, full), (rest, 1 if rest else 0)):
+        if count == 0:
+            continue
+        if tokens >= OFFLOAD_MIN_BATCH:
+            pcie += count * used(tokens) / link_bytes_s
+        else:
+            cpu += count * used(tokens) / cpu_bytes_s
+    return pcie, cpu
 
 
 def ttft_guess(

@@ -249,3 +249,24 @@ def test_one_hbm_card_counts_as_a_datacenter_build():
     one_h100 = BuildSpec("H100 PCIe box", H100, host=HostSpec(ram_gb=512))
     result = estimate(one_h100, GPT_OSS, Workload(precision="bf16"))
     assert not result.fits and result.runtime == "vllm"
+
+
+def test_offloaded_prefill_copies_only_the_experts_a_micro_batch_uses():
+    # llama.cpp PR #15346: a micro-batch copies the experts it routes to, not all of them.
+    short = estimate(ONE_4090, GPT_OSS, replace(MXFP4_LLAMA_CPP, prompt_tokens=40))
+    full = estimate(ONE_4090, GPT_OSS, replace(MXFP4_LLAMA_CPP, prompt_tokens=512))
+    assert short.placement is not None and full.placement is not None
+    assert short.placement.expert_layers_in_ram == full.placement.expert_layers_in_ram
+    # 40 tokens x 4 of 128 experts touch ~72 % of the experts; 512 tokens touch all of them.
+    assert 0.6 < short.placement.prefill_pcie_s / full.placement.prefill_pcie_s < 0.8
+
+
+def test_a_micro_batch_below_the_offload_batch_is_read_by_the_cpu():
+    tiny = estimate(ONE_4090, GPT_OSS, replace(MXFP4_LLAMA_CPP, prompt_tokens=16))
+    bigger = estimate(ONE_4090, GPT_OSS, replace(MXFP4_LLAMA_CPP, prompt_tokens=32))
+    assert tiny.placement is not None and tiny.throughput is not None
+    assert bigger.placement is not None and bigger.throughput is not None
+    assert tiny.placement.prefill_pcie_s == 0 < bigger.placement.prefill_pcie_s
+    # The CPU reads the ~51 experts per layer that 16 tokens route to (4 per token): many
+    # times one decode step's RAM reads.
+    assert tiny.throughput.time_to_first_token_s > 5 * tiny.placement.decode_ram_s
