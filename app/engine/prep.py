@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from .precision import PRECISIONS, Precision
 from .runtime import (
+    APPLE_SMALL_RAM_GIB,
+    APPLE_SMALL_RAM_USABLE_FRACTION,
     LINK_DEFAULT_GBS,
     LINK_LATENCY_US,
     MLA_FIXED_S_PER_LAYER,
@@ -92,7 +94,10 @@ def usable_fraction(build: BuildSpec, workload: Workload, runtime: RuntimeProfil
         return workload.memory_utilization
     acc = build.accelerator
     if acc.memory_kind == "unified":
-        return UNIFIED_USABLE_BY_PLATFORM[unified_platform(acc)]
+        platform = unified_platform(acc)
+        if platform == "apple" and acc.memory_gb <= APPLE_SMALL_RAM_GIB:
+            return APPLE_SMALL_RAM_USABLE_FRACTION
+        return UNIFIED_USABLE_BY_PLATFORM[platform]
     return runtime.usable_fraction_discrete
 
 

@@ -97,6 +97,27 @@ def test_unified_memory_uses_three_quarters_of_ram():
     assert e.memory.available_per_accelerator_gb == pytest.approx(192 * 2**30 * 0.75 / 1e9)
 
 
+@pytest.mark.parametrize("ram_gb", [8, 16, 32])
+def test_macs_up_to_32_gb_wire_two_thirds_of_ram(ram_gb):
+    # Metal's recommendedMaxWorkingSetSize on 16 / 32 GB Macs is 10922.67 / 21845.34 MiB.
+    mac = AcceleratorSpec(f"Apple M2 ({ram_gb} GB)", ram_gb, 100, 3.6, memory_kind="unified")
+    e = estimate(BuildSpec("Mac", mac), spec(LLAMA_8B), Workload(runtime="llama.cpp"))
+    assert e.memory.available_per_accelerator_gb == pytest.approx(ram_gb * 2**30 * 2 / 3 / 1e9)
+
+
+def test_llama_3_8b_q4_k_m_at_8k_tokens_does_not_fit_an_8_gb_mac():
+    # XiongjieDai's M1 8 GB table: Llama 3 8B Q4_K_M runs at 4,096 tokens, is out of memory
+    # at 8,192 (llama-bench, Metal).
+    m1 = AcceleratorSpec("Apple M1 (8 GB)", 8, 68.25, 2.29, memory_kind="unified")
+    build = BuildSpec("MacBook Air", m1)
+
+    def fits(tokens: int) -> bool:
+        work = Workload(precision="q4_k_m", runtime="llama.cpp", context_tokens=tokens)
+        return estimate(build, LLAMA_3_8B, work).fits
+
+    assert fits(4096) and not fits(8192)
+
+
 EIGHT_H100 = BuildSpec("8x H100", H100, 1, 8, IntraNodeLink("nvswitch", 450))
 
 

@@ -271,6 +271,16 @@ def test_llama_cpp_row_split_speeds_are_skipped_and_its_fit_facts_kept(session: 
     assert fit.workload.tensor_parallel is None  # weights per card are the same in both modes
 
 
+def test_runs_on_the_cpu_are_not_predicted(session: Session) -> None:
+    # A cell labelled "(CPU)": the model did not fit the GPU and ran on the CPU cores.
+    on_cpu = measurement("t-cpu", backend="cpu")
+    on_gpu = measurement("t-gpu", backend="cuda")
+    assert import_document(session, {"measurements": [on_cpu, on_gpu]}, actor="t").ok
+    cases = measurement_cases(snapshot(session))
+    assert "run on the CPU" in {s.slug: s.reason for s in cases.skipped}["t-cpu"]
+    assert "t-gpu" in {c.slug for c in cases.cases}
+
+
 def test_the_report_follows_an_import(session: Session) -> None:
     before = accuracy_report(snapshot(session))
     session.commit()

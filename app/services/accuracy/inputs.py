@@ -141,6 +141,10 @@ def _workload(record: MeasurementIn) -> Workload:
         raise _Skip(f"precision '{record.precision}' is not modelled by the engine")
     if record.runtime not in RUNTIMES:
         raise _Skip(f"runtime '{record.runtime}' is not modelled by the engine")
+    if record.backend == "cpu" and not record.offload:
+        # The source ran the model on the CPU cores (its GPU could not hold it): the engine
+        # predicts accelerator runs, and for this one it answers "does not fit", which is right.
+        raise _Skip("run on the CPU (backend cpu): the engine models accelerator runs")
     depth = record.context_depth_tokens or 0
     prompt = record.prompt_tokens or 0
     output = record.output_tokens or 0
