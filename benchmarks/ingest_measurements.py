@@ -3,6 +3,13 @@
 Run from the repository root:
     python benchmarks/ingest_measurements.py /work/data            # report only
     python benchmarks/ingest_measurements.py /work/data --write    # also append to seed_data/
+    python benchmarks/ingest_measurements.py --amend benchmarks/data/serving_amendments.yaml
+
+`--amend FILE` corrects records already in seed_data/measurements.yaml in place: each entry
+names `slugs`, the fields to `set` (a `hardware.` prefix for a hardware field) and a `note`
+appended to their notes (quoting the source). Only the lines of those fields change, so the
+rest of the file stays byte-identical; every amended record is validated as a MeasurementIn,
+and a second run changes nothing.
 
 Reads DIR/measurements_*.yaml (the shape of DIR/SCHEMA.md, which is the seed format) and
 DIR/models_extra_*.yaml, DIR/accelerators_extra_*.yaml (catalog record shapes). Three
@@ -34,6 +41,7 @@ sys.path.insert(0, str(ROOT))
 
 from app.db import make_engine, make_sessionmaker  # noqa: E402
 from app.migrate import upgrade_to_head  # noqa: E402
+from app.schemas.measurement import MeasurementIn  # noqa: E402
 from app.services.catalog import import_document, load_seed_directory  # noqa: E402
 from app.services.records import KIND_BY_NAME  # noqa: E402
 
@@ -115,13 +123,108 @@ def _append(path: Path, records: Iterable[dict[str, Any]]) -> int:
     return len(items)
 
 
+RECORD_START = "- slug: "
+FIELD_ORDER = list(MeasurementIn.model_fields)
+
+
+def _dump_field(key: str, value: Any, indent: str) -> list[str]:
+    text = yaml.dump(
+        {key: value}, Dumper=_NoAliases, sort_keys=False, width=110, allow_unicode=True
+    )
+    return [indent + line for line in text.rstrip("\n").split("\n")]
+
+
+def _field_extent(block: list[str], key: str, indent: str) -> tuple[int, int] | None:
+    """Lines [start, end) of `key` at this indent: its line and the deeper lines under it."""
+    head = f"{indent}{key}:"
+    for start, line in enumerate(block):
+        if line == head or line.startswith(head + " "):
+            end = start + 1
+            while end < len(block) and block[end].startswith(indent + " "):
+                end += 1
+            return start, end
+    return None
+
+
+def _set_field(block: list[str], key: str, value: Any) -> list[str]:
+    if key.startswith("hardware."):
+        sub = key.removeprefix("hardware.")
+        outer = _field_extent(block, "hardware", "  ")
+        if outer is None:
+            raise ValueError("record without hardware")
+        inner = block[outer[0] + 1 : outer[1]]
+        return block[: outer[0] + 1] + _set_field_at(inner, sub, value, "    ") + block[outer[1] :]
+    return _set_field_at(block, key, value, "  ")
+
+
+def _set_field_at(block: list[str], key: str, value: Any, indent: str) -> list[str]:
+    extent = _field_extent(block, key, indent)
+    lines = _dump_field(key, value, indent)
+    if extent is not None:
+        if any("&id" in line or "*id" in line for line in block[extent[0] : extent[1]]):
+            raise ValueError(f"{key}: holds a YAML anchor or alias; edit it by hand")
+        return block[: extent[0]] + lines + block[extent[1] :]
+    # A field the record does not spell out: insert it after the nearest earlier field.
+    order = FIELD_ORDER if indent == "  " else []
+    earlier = order[: order.index(key)] if key in order else []
+    for previous in reversed(earlier):
+        found = _field_extent(block, previous, indent)
+        if found is not None:
+            return block[: found[1]] + lines + block[found[1] :]
+    return block + lines
+
+
+def amend(path: Path, amendments: list[dict[str, Any]]) -> int:
+    """Apply `amendments` to the measurement file at `path`; returns the records changed."""
+    lines = path.read_text(encoding="utf-8").split("\n")
+    starts = [i for i, line in enumerate(lines) if line.startswith(RECORD_START)]
+    order = [lines[a].removeprefix(RECORD_START).strip() for a in starts]
+    blocks = {
+        slug: lines[a:b]
+        for slug, a, b in zip(order, starts, [*starts[1:], len(lines)], strict=True)
+    }
+    if len(blocks) != len(order):
+        raise ValueError(f"{path} repeats a slug")
+    changed: set[str] = set()
+    for entry in amendments:
+        for slug in entry["slugs"]:
+            if slug not in blocks:
+                raise KeyError(f"no measurement '{slug}' in {path}")
+            block = blocks[slug]
+            for key, value in (entry.get("set") or {}).items():
+                block = _set_field(block, key, value)
+            note = entry.get("note")
+            if note:
+                record = yaml.safe_load("\n".join(block))[0]
+                notes = str(record.get("notes") or "")
+                if note not in notes:
+                    block = _set_field(block, "notes", f"{notes} {note}".strip())
+            if block != blocks[slug]:
+                MeasurementIn.model_validate(yaml.safe_load("\n".join(block))[0])
+                blocks[slug] = block
+                changed.add(slug)
+    out: list[str] = lines[: starts[0]] if starts else lines
+    for slug in order:
+        out.extend(blocks[slug])
+    path.write_text("\n".join(out), encoding="utf-8")
+    return len(changed)
+
+
 def main() -> int:
     """Validate the collected files; print what is accepted and what is rejected and why."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("directory", type=Path)
+    parser.add_argument("directory", type=Path, nargs="?")
     parser.add_argument("--seed-dir", type=Path, default=ROOT / "seed_data")
     parser.add_argument("--write", action="store_true", help="append accepted records")
+    parser.add_argument("--amend", type=Path, help="apply corrections to seed measurements")
     args = parser.parse_args()
+    if args.amend is not None:
+        amendments = yaml.safe_load(args.amend.read_text(encoding="utf-8")) or []
+        count = amend(args.seed_dir / "measurements.yaml", amendments)
+        print(f"amended {count} measurement records")
+        return 0
+    if args.directory is None:
+        parser.error("give the directory of collected files, or --amend FILE")
     seed = load_seed_directory(args.seed_dir)
     new, origins, already = _collected(args.directory, seed)
     rejected: dict[tuple[str, int], list[str]] = {}
