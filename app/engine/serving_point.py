@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 from .errors import EngineInputError
 from .estimate import estimate
 from .results import Estimate, Throughput
+from .runtime import RUNTIMES
 from .serving_inputs import expected_tokens_per_step
 from .serving_results import ServingPoint
 from .specs import BuildSpec, CostAssumptions, ModelSpec, Workload
@@ -45,6 +46,18 @@ class Context:
     draft_model: ModelSpec | None
     # The plan's estimator: engine.estimate, or an expert-parallel plan's (expert_parallel.py).
     estimator: Estimator = estimate
+
+
+def plain_context(build: BuildSpec, model: ModelSpec, workload: Workload, est: Estimate,
+                  output_tokens: int, costs: CostAssumptions) -> Context:
+    """The context of a request stream without speculation on `est`'s plan (a published
+    serving run: its prompt is `workload.prompt_tokens`)."""
+    return Context(
+        build=build, model=model, base=workload, costs=costs,
+        input_tokens=workload.prompt_tokens, output_tokens=output_tokens,
+        chunk_tokens=RUNTIMES[est.plan.runtime].prefill_chunk_tokens,
+        acceptance=0.0, draft_tokens=0, kind="none", draft_model=None,
+    )
 
 
 def estimate_at(ctx: Context, batch: int) -> Estimate:
@@ -85,15 +98,98 @@ def _draft_seconds(ctx: Context, batch: int, plain: Throughput) -> float:
     return ctx.draft_tokens * est.throughput.decode_step_s
 
 
-def serving_point(ctx: Context, est: Estimate, concurrency: int) -> tuple[ServingPoint, float]:
-    """The serving figures at one concurrency (no queueing: `size` adds the wait for a slot),
-    and the inter-token latency without speculation, in ms."""
+@dataclass(frozen=True, slots=True)
+class Traffic:
+    """How requests reach a replica. The curve's points are a steady closed loop of
+    `concurrency` users; a published benchmark may instead send a burst, or keep more requests
+    in flight than the KV cache holds (the runtime then queues the rest)."""
+
+    # steady: arrivals spread over a request's lifetime, so a prompt meets only its own
+    # prefill; burst / poisson: prompts arrive together and queue behind each other's prefill.
+    arrival: str = "steady"
+    in_flight: float | None = None  # requests in flight per replica, when more than its batch
+    wave: float | None = None  # per replica: a burst sent with no cap on the requests in flight
+
+
+STEADY = Traffic()
+
+
+@dataclass(frozen=True, slots=True)
+class RequestTimes:
+    """One request's times at a replica's batch (seconds)."""
+
+    ttft_s: float  # waiting for a slot and for the prompts ahead included
+    itl_s: float
+    e2e_s: float  # waiting included
+    queue_wait_s: float  # waiting for a slot (requests beyond the batch)
+    slot_s: float  # time in a slot, first prefill chunk to last token
+    prefill_per_step_s: float  # other requests' prefill riding in each decode step
+
+
+def request_times(
+    step: Callable[[float], float],
+    *,
+    prompt_tokens: int,
+    output_tokens: int,
+    chunk_tokens: int,
+    prefill_rate: float,
+    shared_prefill_s: float,
+    batch: int,
+    gain: float = 1.0,
+    traffic: Traffic = STEADY,
+) -> RequestTimes:
+    """A request's times under continuous batching with chunked prefill, from `step(x)`: a
+    decode step of the replica's `batch` with `x` seconds of prefill riding in it.
+
+    The batch turns over: each decode step must also prefill the prompts of the requests its
+    sequences finish, `batch x gain / output` of them per step at `shared_prefill_s` each (a
+    prompt's share of a prefill pass the runtime packs with other prompts up to its token
+    budget). The request's own prompt runs in chunks of `chunk_tokens`, each sharing a step
+    with the running batch. A burst queues a prompt behind half the others' prefills, which
+    then do not stall its decode; requests beyond the batch wait for slots (closed loop: each
+    lives in_flight / batch slot times; an uncapped burst runs in sub-waves of the batch, so a
+    request waits for half the others). `output_tokens` 0 (unpublished): no turnover."""
+    out = max(1, output_tokens)
+    per_step = batch * gain * shared_prefill_s / output_tokens if output_tokens > 0 else 0.0
+    itl = step(per_step) / gain
+    full, rest = divmod(prompt_tokens, chunk_tokens)
+    first = full * step(chunk_tokens / prefill_rate)
+    if rest or not full:
+        first += step(rest / prefill_rate)
+    slot = first + (out - 1) * itl
+    if traffic.arrival != "steady":
+        first += shared_prefill_s * (batch - 1) / 2.0
+        # The prompts ahead ran before this one: they no longer stall its decode steps, but
+        # its tokens still take at least a decode step each.
+        plain = step(0.0) / gain
+        itl = max(plain, (slot - first) / (out - 1)) if out > 1 else itl
+        slot = first + (out - 1) * itl
+    waiting = 0.0
+    if traffic.wave is not None and traffic.wave > batch:
+        waiting = (traffic.wave / batch - 1.0) / 2.0 * slot
+    elif traffic.in_flight is not None and traffic.in_flight > batch:
+        waiting = (traffic.in_flight / batch - 1.0) * slot
+    return RequestTimes(
+        ttft_s=waiting + first, itl_s=itl, e2e_s=waiting + slot, queue_wait_s=waiting,
+        slot_s=slot, prefill_per_step_s=per_step,
+    )
+
+
+def shared_prefill_s(t: Throughput) -> float:
+    """Prefill seconds of one prompt when the runtime packs it with others into a pass."""
+    packed = t.packed_prefill_s
+    own = t.time_to_first_token_s
+    return own if packed is None else min(own, packed)
+
+
+def serving_point(
+    ctx: Context, est: Estimate, concurrency: int, traffic: Traffic = STEADY
+) -> tuple[ServingPoint, float]:
+    """The serving figures at one concurrency (`size` adds the wait for a slot under a request
+    rate), and the inter-token latency without speculation, in ms."""
     t = est.throughput
     assert t is not None
     b = t.batch_per_replica
-    rate = t.prefill_tokens_per_s  # one replica, one prompt alone
-    ratio = ctx.input_tokens / ctx.output_tokens
-    plain_step = _step_with_prefill(t, b * ratio / rate)
     if ctx.kind == "none":
         gain = 1.0
         step_core = t
@@ -102,21 +198,20 @@ def serving_point(ctx: Context, est: Estimate, concurrency: int) -> tuple[Servin
         gain = expected_tokens_per_step(ctx.acceptance, ctx.draft_tokens)
         step_core = _verify_step(ctx, concurrency, t)
         draft_s = _draft_seconds(ctx, concurrency, t)
-    # Steady arrivals: each decode step a replica must prefill the prompts of the requests that
-    # its b sequences finish, b x gain / output of a request each, input tokens apiece.
-    prefill_per_step_s = b * gain * ratio / rate
-    step = _step_with_prefill(step_core, prefill_per_step_s) + draft_s
-    itl = step / gain
-    # The new prompt's own chunks: each shares a step with the running batch's decode.
-    full, rest = divmod(ctx.input_tokens, ctx.chunk_tokens)
-    ttft = full * _step_with_prefill(step_core, ctx.chunk_tokens / rate)
-    if rest:
-        ttft += _step_with_prefill(step_core, rest / rate)
-    ttft += draft_s * (full + (1 if rest else 0))
-    lifetime = ttft + (ctx.output_tokens - 1) * itl
-    requests = concurrency / lifetime
-    out_tps = requests * ctx.output_tokens
+    shared = shared_prefill_s(t)
+    times = request_times(
+        lambda x: _step_with_prefill(step_core, x) + draft_s,
+        prompt_tokens=ctx.input_tokens, output_tokens=ctx.output_tokens,
+        chunk_tokens=ctx.chunk_tokens, prefill_rate=t.prefill_tokens_per_s,
+        shared_prefill_s=shared, batch=b, gain=gain, traffic=traffic,
+    )
+    plain_step = _step_with_prefill(t, b * shared / max(1, ctx.output_tokens))
+    itl = times.itl_s
+    out = max(1, ctx.output_tokens)
+    requests = concurrency / times.slot_s
+    out_tps = requests * out
     in_tps = requests * ctx.input_tokens
+    prefill_per_step_s = times.prefill_per_step_s
     busy = prefill_per_step_s + step_core.decode_step_s + draft_s
     prefill_share = prefill_per_step_s / busy
     usd_in = usd_out = None
@@ -130,15 +225,16 @@ def serving_point(ctx: Context, est: Estimate, concurrency: int) -> tuple[Servin
         tokens_per_s_per_user=1.0 / itl,
         tokens_per_s_total=out_tps,
         tokens_per_s_per_accelerator=out_tps / ctx.build.accelerator_count,
-        ttft_s=ttft,
+        ttft_s=times.ttft_s,
         itl_ms=itl * 1e3,
         usd_per_million_input_tokens=usd_in,
         usd_per_million_output_tokens=usd_out,
         requests_per_s=requests,
         input_tokens_per_s=in_tps,
         prefill_share=prefill_share,
-        queue_wait_s=0.0,
+        queue_wait_s=times.queue_wait_s,
         tokens_per_step=gain,
         bottleneck=step_core.bottleneck,
+        e2e_latency_s=times.e2e_s,
     )
     return point, plain_step * 1e3
