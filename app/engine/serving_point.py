@@ -14,15 +14,17 @@ from .serving_results import ServingPoint
 from .specs import BuildSpec, CostAssumptions, ModelSpec, Workload
 
 
-def _step_with_prefill(t: Throughput, prefill_s: float) -> float:
+def _step_with_prefill(t: Throughput, prefill_s: float, weight_read_s: float) -> float:
     """Decode step time when `prefill_s` of prefill compute rides in the same step.
 
-    Chunked prefill (Sarathi-Serve) fuses prompt chunks with the decode batch: their compute
-    adds to the decode compute, and hides under the step's weight reads while decode is
-    memory-bound.
+    Chunked prefill (Sarathi-Serve) fuses prompt chunks with the decode batch in one pass: in
+    the matmuls their compute adds to the decode compute and hides under the weight reads
+    while those are the longer part. The KV reads of decode attention run in their own
+    kernels and hide nothing, so the headroom is the weight-read time (`weight_read_s`, a
+    batch-1 step's memory time) less the decode compute.
     """
-    roof = max(t.decode_memory_s, t.decode_compute_s)
-    return t.decode_step_s - roof + max(t.decode_memory_s, t.decode_compute_s + prefill_s)
+    headroom = max(0.0, min(weight_read_s, t.decode_memory_s) - t.decode_compute_s)
+    return t.decode_step_s + max(0.0, prefill_s - headroom)
 
 
 # What computes one point: engine.estimate's signature.
@@ -46,23 +48,46 @@ class Context:
     draft_model: ModelSpec | None
     # The plan's estimator: engine.estimate, or an expert-parallel plan's (expert_parallel.py).
     estimator: Estimator = estimate
+    # Seconds a replica's decode step spends reading weights (a batch-1 step's memory time).
+    weight_read_s: float = 0.0
+    # Decode speed is read at the mean KV length over an answer, input + output / 2 (the memory
+    # fit reserves the whole request, `base.context_tokens`); None: at base.context_tokens.
+    speed_context_tokens: int | None = None
 
 
 def plain_context(build: BuildSpec, model: ModelSpec, workload: Workload, est: Estimate,
-                  output_tokens: int, costs: CostAssumptions) -> Context:
+                  output_tokens: int, costs: CostAssumptions, single: Estimate) -> Context:
     """The context of a request stream without speculation on `est`'s plan (a published
-    serving run: its prompt is `workload.prompt_tokens`)."""
+    serving run: its prompt is `workload.prompt_tokens`); `single` is the same run at batch 1."""
     return Context(
         build=build, model=model, base=workload, costs=costs,
         input_tokens=workload.prompt_tokens, output_tokens=output_tokens,
         chunk_tokens=RUNTIMES[est.plan.runtime].prefill_chunk_tokens,
         acceptance=0.0, draft_tokens=0, kind="none", draft_model=None,
+        weight_read_s=weight_read_s(single),
     )
 
 
+def weight_read_s(single: Estimate) -> float:
+    """The weight-read seconds of a decode step, from a batch-1 estimate (0: it does not fit)."""
+    t = single.throughput
+    return 0.0 if t is None else t.decode_memory_s
+
+
 def estimate_at(ctx: Context, batch: int) -> Estimate:
-    """The engine's estimate of the curve's plan at `batch` concurrent requests."""
+    """The engine's estimate of the curve's plan at `batch` concurrent requests (memory fit)."""
     return ctx.estimator(ctx.build, ctx.model, replace(ctx.base, batch=batch), ctx.costs)
+
+
+def speed_estimate(ctx: Context, est: Estimate, batch: int) -> Estimate:
+    """The estimate whose speed a point quotes: `est` (which fits) re-read at the mean KV
+    length. Builds of parts keep `est`: their placement depends on the KV length reserved."""
+    mean = ctx.speed_context_tokens
+    if mean is None or mean == ctx.base.context_tokens or est.placement is not None:
+        return est
+    wl = replace(ctx.base, batch=batch, context_tokens=mean)
+    at_mean = ctx.estimator(ctx.build, ctx.model, wl, ctx.costs)
+    return at_mean if at_mean.throughput is not None else est
 
 
 def _verify_step(ctx: Context, batch: int, plain: Throughput) -> Throughput:
@@ -72,7 +97,7 @@ def _verify_step(ctx: Context, batch: int, plain: Throughput) -> Throughput:
     matmul FLOPs and all-reduce bytes, and the distinct experts k+1 tokens per sequence touch.
     """
     width = ctx.draft_tokens + 1
-    context = -(-ctx.base.context_tokens // width)
+    context = -(-(ctx.speed_context_tokens or ctx.base.context_tokens) // width)
     wl = replace(ctx.base, batch=batch * width, context_tokens=context,
                  prompt_tokens=min(ctx.base.prompt_tokens, context))
     est = ctx.estimator(ctx.build, ctx.model, wl, ctx.costs)
@@ -186,7 +211,9 @@ def serving_point(
     ctx: Context, est: Estimate, concurrency: int, traffic: Traffic = STEADY
 ) -> tuple[ServingPoint, float]:
     """The serving figures at one concurrency (`size` adds the wait for a slot under a request
-    rate), and the inter-token latency without speculation, in ms."""
+    rate), and the inter-token latency without speculation, in ms. `est` is the estimate at
+    this concurrency that fits; its speed is read at the mean KV length (speed_estimate)."""
+    est = speed_estimate(ctx, est, concurrency)
     t = est.throughput
     assert t is not None
     b = t.batch_per_replica
@@ -200,12 +227,12 @@ def serving_point(
         draft_s = _draft_seconds(ctx, concurrency, t)
     shared = shared_prefill_s(t)
     times = request_times(
-        lambda x: _step_with_prefill(step_core, x) + draft_s,
+        lambda x: _step_with_prefill(step_core, x, ctx.weight_read_s) + draft_s,
         prompt_tokens=ctx.input_tokens, output_tokens=ctx.output_tokens,
         chunk_tokens=ctx.chunk_tokens, prefill_rate=t.prefill_tokens_per_s,
         shared_prefill_s=shared, batch=b, gain=gain, traffic=traffic,
     )
-    plain_step = _step_with_prefill(t, b * shared / max(1, ctx.output_tokens))
+    plain_step = _step_with_prefill(t, b * shared / max(1, ctx.output_tokens), ctx.weight_read_s)
     itl = times.itl_s
     out = max(1, ctx.output_tokens)
     requests = concurrency / times.slot_s

@@ -52,7 +52,7 @@ def _engine_figure(case: Case, estimate: Estimator) -> Predicted:
         # More requests in flight than the KV cache holds: the runtime runs what fits and
         # queues the rest (the serving point's Traffic.in_flight).
         est = _within_capacity(case.workload, estimate) or est
-    return figure_of(case, est)
+    return figure_of(case, est, lambda: estimate(replace(case.workload, batch=1)))
 
 
 def engine_predictor(case: Case) -> Predicted:
@@ -65,8 +65,9 @@ def uncached_engine_predictor(case: Case) -> Predicted:
     return _engine_figure(case, lambda w: run_engine(case.build, case.model, w, CostAssumptions()))
 
 
-def figure_of(case: Case, est: Estimate) -> Predicted:
-    """The case's metric read from an engine estimate for its inputs."""
+def figure_of(case: Case, est: Estimate, single: Callable[[], Estimate]) -> Predicted:
+    """The case's metric read from an engine estimate for its inputs (`single`: the estimate
+    at batch 1, which a serving figure reads its weight-read time from)."""
     metric = case.group.metric
     if metric == FIT_METRIC:
         return not est.fits
@@ -79,15 +80,15 @@ def figure_of(case: Case, est: Estimate) -> Predicted:
         )
     if metric == "prefill_tokens_per_s":
         return t.prefill_tokens_per_s
-    return _serving_figure(case, est, t)
+    return _serving_figure(case, est, t, single())
 
 
-def _serving_figure(case: Case, est: Estimate, t: Throughput) -> float:
+def _serving_figure(case: Case, est: Estimate, t: Throughput, single: Estimate) -> float:
     """The product's serving point (engine.serving_point) for the benchmark's traffic: the
     requests it kept in flight per replica and how it sent them."""
     replicas = est.plan.data_parallel
     ctx = plain_context(case.build, case.model, case.workload, est, case.output_tokens,
-                        DEFAULT_COSTS)
+                        DEFAULT_COSTS, single)
     traffic = Traffic(
         # An unrecorded arrival process is taken as a burst (every request sent at once).
         arrival=case.arrival or "burst",
