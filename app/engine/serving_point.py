@@ -181,6 +181,10 @@ def request_times(
     first = full * step(chunk_tokens / prefill_rate)
     if rest or not full:
         first += step(rest / prefill_rate)
+    if traffic.arrival == "steady" and batch > 1:
+        # Iteration-level scheduling (Orca): a prompt arriving while the batch decodes joins
+        # at the next step boundary, on average half a step later.
+        first += step(per_step) / 2.0
     slot = first + (out - 1) * itl
     if traffic.arrival != "steady":
         first += shared_prefill_s * (batch - 1) / 2.0

@@ -37,18 +37,29 @@ def test_the_batch_turning_over_stalls_every_step_with_prefill() -> None:
 
 
 def test_short_prompts_of_other_requests_share_prefill_passes() -> None:
-    packed, alone = _times(4, shared=0.1), _times(4)
-    assert packed.itl_s == pytest.approx(STEP_S + 4 * 0.1 / 100)
-    assert packed.ttft_s == pytest.approx(alone.ttft_s)  # its own prompt still takes 0.5 s
+    packed, alone = _times(4, shared=0.1, arrival="burst"), _times(4, arrival="burst")
+    assert packed.itl_s < alone.itl_s
+    # Its own prompt still takes 0.5 s; the three ahead of it 0.1 s each.
+    assert packed.ttft_s == pytest.approx(0.51 + 0.1 * 3 / 2)
     assert packed.e2e_s < alone.e2e_s
+    assert _times(4, shared=0.1).itl_s == pytest.approx(STEP_S + 4 * 0.1 / 100)
+
+
+def test_a_steady_arrival_waits_half_a_step_for_the_batch_to_take_it() -> None:
+    steady = _times(4)
+    step = STEP_S + 4 * 0.5 / 100  # a decode step with the turnover's prefill in it
+    assert steady.ttft_s == pytest.approx(0.51 + step / 2)
+    assert _times(1).ttft_s == pytest.approx(0.51)  # alone: nothing running to wait for
 
 
 def test_a_burst_queues_a_prompt_behind_half_the_others_without_changing_the_lifetime() -> None:
-    steady, burst = _times(4), _times(4, arrival="burst")
-    assert burst.ttft_s == pytest.approx(steady.ttft_s + 0.5 * 3 / 2)
-    # The prompts ahead ran before it: its decode is stalled by that much less.
-    assert burst.e2e_s == pytest.approx(steady.e2e_s)
-    assert burst.itl_s < steady.itl_s
+    burst = _times(4, arrival="burst")
+    assert burst.ttft_s == pytest.approx(0.51 + 0.5 * 3 / 2)
+    # The prompts ahead ran before it: its decode is stalled by that much less, and its time
+    # in a slot is its own prefill plus its 99 turnover-stalled steps, as in a steady stream.
+    steady_itl = STEP_S + 4 * 0.5 / 100
+    assert burst.e2e_s == pytest.approx(0.51 + 99 * steady_itl)
+    assert burst.itl_s < steady_itl
 
 
 def test_requests_beyond_the_batch_wait_for_slots() -> None:
