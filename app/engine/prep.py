@@ -13,6 +13,7 @@ from .runtime import (
     device_class,
 )
 from .runtime import efficiency as runtime_efficiency
+from .runtime import prefill_efficiency as runtime_prefill_efficiency
 from .specs import AcceleratorSpec, BuildSpec, ModelSpec, Workload
 
 GB = 1e9  # the unit every figure is displayed in
@@ -41,6 +42,34 @@ def peak_flops(build: BuildSpec, compute: str) -> tuple[float, str]:
     if compute == "fp32":
         return acc.fp16_tflops * 0.5e12, "tf32"  # TF32 tensor rate is half the FP16 rate
     return acc.fp16_tflops * 1e12, "fp16"
+
+
+_HALF_RATE_CACHE: dict[str, bool] = {}
+
+
+def half_rate_fp32_accumulate(acc: AcceleratorSpec) -> bool:
+    """True for NVIDIA's consumer tensor-core configuration: GeForce cards and GB10 (DGX Spark,
+    whose catalogue FP16 figure is derived from the GeForce Blackwell configuration). There an
+    FP16 product accumulated in FP32 runs at half the FP16-accumulate rate, and the catalogue's
+    fp16_tflops holds the FP32-accumulate figure (seed_data/accelerators.yaml notes)."""
+    hit = _HALF_RATE_CACHE.get(acc.name)
+    if hit is None:
+        gb10 = acc.memory_kind == "unified" and unified_platform(acc) == "gb10"
+        hit = gb10 or "geforce" in acc.name.lower()
+        if len(_HALF_RATE_CACHE) >= 1024:
+            _HALF_RATE_CACHE.clear()
+        _HALF_RATE_CACHE[acc.name] = hit
+    return hit
+
+
+def prefill_peak_flops(rt: RuntimeProfile, build: BuildSpec, compute: str) -> float:
+    """The dense tensor rate a runtime's prefill GEMMs run at: peak_flops, doubled for a
+    16-bit GEMM that accumulates in FP16 on a card whose catalogue figure is the half-rate
+    FP32-accumulate one (RuntimeProfile.fp16_accumulate, half_rate_fp32_accumulate)."""
+    peak, used = peak_flops(build, compute)
+    if used == "fp16" and rt.fp16_accumulate and half_rate_fp32_accumulate(build.accelerator):
+        return 2.0 * peak
+    return peak
 
 
 _PLATFORM_CACHE: dict[str, str] = {}
@@ -153,6 +182,51 @@ def efficiency(rt: RuntimeProfile, build: BuildSpec) -> Efficiency:
     runtime on this build's device class (fitted where the measurements allow, see
     runtime.efficiency; else the hand-set profile with the unified caps)."""
     return runtime_efficiency(rt, accelerator_class(build.accelerator))
+
+
+_BACKEND_CACHE: dict[tuple[str, str | None, str], str | None] = {}
+
+
+def native_backend(acc: AcceleratorSpec) -> str | None:
+    """The kernel backend a runtime with several uses on this device when none is named: CUDA
+    on NVIDIA, ROCm/HIP on AMD (AMD's own stack; Vulkan is the other common choice there),
+    Metal on Apple; None when the vendor is unknown."""
+    key = (acc.name, acc.vendor, acc.memory_kind)
+    if key in _BACKEND_CACHE:
+        return _BACKEND_CACHE[key]
+    vendor = (acc.vendor or "").casefold()
+    name = acc.name.casefold()
+    platform = unified_platform(acc) if acc.memory_kind == "unified" else None
+    found: str | None = None
+    if platform == "apple" or vendor == "apple":
+        found = "metal"
+    elif vendor == "nvidia" or platform == "gb10" or "nvidia" in name or "geforce" in name:
+        found = "cuda"
+    elif vendor == "amd" or platform == "strix_halo" or "radeon" in name or "amd " in name:
+        found = "rocm"
+    if len(_BACKEND_CACHE) >= 1024:
+        _BACKEND_CACHE.clear()
+    _BACKEND_CACHE[key] = found
+    return found
+
+
+def foreign_backend(rt: RuntimeProfile, build: BuildSpec, workload: Workload) -> str | None:
+    """The workload's kernel backend when it is not the device's native one (Vulkan on a
+    Radeon or a GeForce), else None: the device class's constants are the native backend's."""
+    backend = workload.backend
+    if backend is None or not rt.kernel_backends:
+        return None
+    return None if backend == native_backend(build.accelerator) else backend
+
+
+def prefill_efficiency(rt: RuntimeProfile, build: BuildSpec, workload: Workload) -> Efficiency:
+    """efficiency(), with the prefill shares of the workload's kernel backend when it is not
+    the device's native one (see runtime.prefill_efficiency)."""
+    device = accelerator_class(build.accelerator)
+    backend = foreign_backend(rt, build, workload)
+    if backend is None:
+        return runtime_efficiency(rt, device)
+    return runtime_prefill_efficiency(rt, device, backend)
 
 
 def bandwidth_efficiency(rt: RuntimeProfile, build: BuildSpec) -> float:

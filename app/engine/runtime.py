@@ -37,6 +37,16 @@ class RuntimeProfile:
     # stages drain at the end of each call. llama.cpp: n_batch (default 2048) of n_ubatch-token
     # micro-batches (ggml-org/llama.cpp PR #6017); None: the whole prompt (vLLM and kin).
     prefill_pipeline_tokens: int | None = None
+    # The runtime's 16-bit prefill GEMMs accumulate in FP16: llama.cpp's CUDA backend calls
+    # cuBLAS with CUBLAS_COMPUTE_16F (FP32 on CDNA only) and its quantised MMQ kernels use int8
+    # tensor cores (ggml-cuda.cu, ggml_cuda_op_mul_mat_cublas). On GeForce-class tensor cores
+    # that runs at twice the FP32-accumulate rate the catalogue's fp16_tflops holds
+    # (prep.prefill_peak_flops); vLLM and kin accumulate in FP32.
+    fp16_accumulate: bool = False
+    # The runtime runs one of several GPU kernel backends (llama.cpp: CUDA, ROCm/HIP, Vulkan,
+    # Metal) whose prefill differs far more than the device class alone says: its prefill
+    # shares are fitted per backend too (prep.prefill_efficiency, benchmarks/calibrate.py).
+    kernel_backends: bool = False
 
 
 # MoE fixed cost per layer: vLLM's fused-MoE path was hand-set from the gpt-oss-120b on A100
@@ -66,6 +76,8 @@ _LLAMA_CPP = RuntimeProfile(
     MOE_FIXED_S_PER_LAYER_LLAMA_CPP,
     "layers",
     LLAMA_CPP_BATCH_TOKENS,
+    fp16_accumulate=True,
+    kernel_backends=True,
 )
 
 RUNTIMES: MappingProxyType[str, RuntimeProfile] = MappingProxyType(
@@ -111,6 +123,8 @@ RUNTIMES: MappingProxyType[str, RuntimeProfile] = MappingProxyType(
             MOE_FIXED_S_PER_LAYER_LLAMA_CPP,
             "layers",
             OLLAMA_BATCH_TOKENS,
+            fp16_accumulate=True,
+            kernel_backends=True,
         ),
         "mlx": RuntimeProfile(
             "mlx",
@@ -270,13 +284,16 @@ CALIBRATION_ALIASES: MappingProxyType[str, str] = MappingProxyType({"ollama": "l
 
 # Fitted by benchmarks/calibrate.py from the catalog measurements, per runtime x device class
 # (app/engine/calibrated.py is generated; its header says from which rows and when). A pair the
-# data could not pin down is absent and falls back to the runtime's hand-set profile.
-CALIBRATION: MappingProxyType[tuple[str, str], Efficiency] = MappingProxyType(
-    {
-        (runtime, kind): Efficiency(*values)
-        for (runtime, kind), values in FITTED_EFFICIENCY.items()
-    }
+# data could not pin down is absent and falls back to the runtime's hand-set profile. Keys of
+# three (runtime, device class, backend) carry a kernel backend's own prefill shares
+# (RuntimeProfile.kernel_backends); they are read by prefill_efficiency only.
+CALIBRATION: MappingProxyType[tuple[str, ...], Efficiency] = MappingProxyType(
+    {key: Efficiency(*values) for key, values in FITTED_EFFICIENCY.items()}
 )
+
+# GPU kernel backends of a runtime with several (llama.cpp's ggml: CUDA, ROCm/HIP, Vulkan,
+# Metal, SYCL); a measurement names its own, an estimate takes the device's native one.
+KERNEL_BACKENDS = ("cuda", "rocm", "vulkan", "metal", "sycl")
 
 
 def hand_set_efficiency(rt: RuntimeProfile, device: str) -> Efficiency:
@@ -298,3 +315,13 @@ def efficiency(rt: RuntimeProfile, device: str) -> Efficiency:
     constants by replacing it (benchmarks/calibrate.py does, inside one process)."""
     found = CALIBRATION.get((CALIBRATION_ALIASES.get(rt.name, rt.name), device))
     return found if found is not None else hand_set_efficiency(rt, device)
+
+
+def prefill_efficiency(rt: RuntimeProfile, device: str, backend: str | None) -> Efficiency:
+    """efficiency(), with the prefill shares fitted for the runtime's kernel backend on this
+    device class where the measurements pinned them (else the device class's own)."""
+    if backend is not None and rt.kernel_backends:
+        found = CALIBRATION.get((CALIBRATION_ALIASES.get(rt.name, rt.name), device, backend))
+        if found is not None:
+            return found
+    return efficiency(rt, device)
