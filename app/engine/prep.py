@@ -13,7 +13,6 @@ from .runtime import (
     device_class,
 )
 from .runtime import efficiency as runtime_efficiency
-from .runtime import prefill_efficiency as runtime_prefill_efficiency
 from .specs import AcceleratorSpec, BuildSpec, ModelSpec, Workload
 
 GB = 1e9  # the unit every figure is displayed in
@@ -221,12 +220,9 @@ def foreign_backend(rt: RuntimeProfile, build: BuildSpec, workload: Workload) ->
 
 def prefill_efficiency(rt: RuntimeProfile, build: BuildSpec, workload: Workload) -> Efficiency:
     """efficiency(), with the prefill shares of the workload's kernel backend when it is not
-    the device's native one (see runtime.prefill_efficiency)."""
-    device = accelerator_class(build.accelerator)
+    the device's native one (see runtime.efficiency)."""
     backend = foreign_backend(rt, build, workload)
-    if backend is None:
-        return runtime_efficiency(rt, device)
-    return runtime_prefill_efficiency(rt, device, backend)
+    return runtime_efficiency(rt, accelerator_class(build.accelerator), backend)
 
 
 def bandwidth_efficiency(rt: RuntimeProfile, build: BuildSpec) -> float:

@@ -44,8 +44,9 @@ class RuntimeProfile:
     # (prep.prefill_peak_flops); vLLM and kin accumulate in FP32.
     fp16_accumulate: bool = False
     # The runtime runs one of several GPU kernel backends (llama.cpp: CUDA, ROCm/HIP, Vulkan,
-    # Metal) whose prefill differs far more than the device class alone says: its prefill
-    # shares are fitted per backend too (prep.prefill_efficiency, benchmarks/calibrate.py).
+    # Metal) whose prefill differs more than the device class says: a backend other than the
+    # device's native one has its own fitted prefill shares where the measurements pin them
+    # (prep.prefill_efficiency, benchmarks/calibrate.py).
     kernel_backends: bool = False
 
 
@@ -286,14 +287,10 @@ CALIBRATION_ALIASES: MappingProxyType[str, str] = MappingProxyType({"ollama": "l
 # (app/engine/calibrated.py is generated; its header says from which rows and when). A pair the
 # data could not pin down is absent and falls back to the runtime's hand-set profile. Keys of
 # three (runtime, device class, backend) carry a kernel backend's own prefill shares
-# (RuntimeProfile.kernel_backends); they are read by prefill_efficiency only.
+# (RuntimeProfile.kernel_backends); only prep.prefill_efficiency asks for them.
 CALIBRATION: MappingProxyType[tuple[str, ...], Efficiency] = MappingProxyType(
     {key: Efficiency(*values) for key, values in FITTED_EFFICIENCY.items()}
 )
-
-# GPU kernel backends of a runtime with several (llama.cpp's ggml: CUDA, ROCm/HIP, Vulkan,
-# Metal, SYCL); a measurement names its own, an estimate takes the device's native one.
-KERNEL_BACKENDS = ("cuda", "rocm", "vulkan", "metal", "sycl")
 
 
 def hand_set_efficiency(rt: RuntimeProfile, device: str) -> Efficiency:
@@ -308,20 +305,14 @@ def hand_set_efficiency(rt: RuntimeProfile, device: str) -> Efficiency:
     return Efficiency(bandwidth, rt.compute_efficiency, rt.decode_compute_efficiency, fixed)
 
 
-def efficiency(rt: RuntimeProfile, device: str) -> Efficiency:
-    """Fitted efficiencies of a runtime on a device class, else the hand-set ones.
+def efficiency(rt: RuntimeProfile, device: str, backend: str | None = None) -> Efficiency:
+    """Fitted efficiencies of a runtime on a device class, else the hand-set ones; with a
+    kernel backend, its own fitted prefill shares where the measurements pinned them.
 
     Reads the module's CALIBRATION at call time, so a fitting script can evaluate candidate
     constants by replacing it (benchmarks/calibrate.py does, inside one process)."""
-    found = CALIBRATION.get((CALIBRATION_ALIASES.get(rt.name, rt.name), device))
+    name = CALIBRATION_ALIASES.get(rt.name, rt.name)
+    found = None if backend is None else CALIBRATION.get((name, device, backend))
+    if found is None:
+        found = CALIBRATION.get((name, device))
     return found if found is not None else hand_set_efficiency(rt, device)
-
-
-def prefill_efficiency(rt: RuntimeProfile, device: str, backend: str | None) -> Efficiency:
-    """efficiency(), with the prefill shares fitted for the runtime's kernel backend on this
-    device class where the measurements pinned them (else the device class's own)."""
-    if backend is not None and rt.kernel_backends:
-        found = CALIBRATION.get((CALIBRATION_ALIASES.get(rt.name, rt.name), device, backend))
-        if found is not None:
-            return found
-    return efficiency(rt, device)
