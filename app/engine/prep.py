@@ -61,14 +61,16 @@ def half_rate_fp32_accumulate(acc: AcceleratorSpec) -> bool:
     return hit
 
 
-def prefill_peak_flops(rt: RuntimeProfile, build: BuildSpec, compute: str) -> float:
-    """The dense tensor rate a runtime's prefill GEMMs run at: peak_flops, doubled for a
-    16-bit GEMM that accumulates in FP16 on a card whose catalogue figure is the half-rate
-    FP32-accumulate one (RuntimeProfile.fp16_accumulate, half_rate_fp32_accumulate)."""
+def prefill_peak_flops(rt: RuntimeProfile, build: BuildSpec, compute: str) -> tuple[float, float]:
+    """(weight GEMMs, 16-bit attention) dense rates of a runtime's prefill: peak_flops, a
+    16-bit rate doubled where the runtime accumulates in FP16 on a card whose catalogue figure
+    is the half-rate FP32-accumulate one (RuntimeProfile.fp16_accumulate,
+    half_rate_fp32_accumulate)."""
     peak, used = peak_flops(build, compute)
-    if used == "fp16" and rt.fp16_accumulate and half_rate_fp32_accumulate(build.accelerator):
-        return 2.0 * peak
-    return peak
+    half = peak if used == "fp16" else peak_flops(build, "fp16")[0]
+    if rt.fp16_accumulate and half_rate_fp32_accumulate(build.accelerator):
+        return (2.0 * peak if used == "fp16" else peak), 2.0 * half
+    return peak, half
 
 
 _PLATFORM_CACHE: dict[str, str] = {}
@@ -221,7 +223,7 @@ def foreign_backend(rt: RuntimeProfile, build: BuildSpec, workload: Workload) ->
 def prefill_efficiency(rt: RuntimeProfile, build: BuildSpec, workload: Workload) -> Efficiency:
     """efficiency(), with the prefill shares of the workload's kernel backend when it is not
     the device's native one (see runtime.efficiency)."""
-    backend = foreign_backend(rt, build, workload)
+    backend = None if workload.backend is None else foreign_backend(rt, build, workload)
     return runtime_efficiency(rt, accelerator_class(build.accelerator), backend)
 
 

@@ -312,7 +312,7 @@ def efficiency(rt: RuntimeProfile, device: str, backend: str | None = None) -> E
     Reads the module's CALIBRATION at call time, so a fitting script can evaluate candidate
     constants by replacing it (benchmarks/calibrate.py does, inside one process)."""
     name = CALIBRATION_ALIASES.get(rt.name, rt.name)
-    found = None if backend is None else CALIBRATION.get((name, device, backend))
-    if found is None:
-        found = CALIBRATION.get((name, device))
+    if backend is not None and (name, device, backend) in CALIBRATION:
+        return CALIBRATION[(name, device, backend)]
+    found = CALIBRATION.get((name, device))
     return found if found is not None else hand_set_efficiency(rt, device)

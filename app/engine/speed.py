@@ -171,7 +171,7 @@ def prefill(
     rt = p.runtime
     per_prompt = workload.prompt_tokens
     n = per_prompt * prompts
-    peak = prefill_peak_flops(rt, build, p.precision.compute)
+    peak, half_peak = prefill_peak_flops(rt, build, p.precision.compute)
     attn = model.attention_flops_per_context_token
     w = p.window
     depth = workload.prefill_depth_tokens
@@ -186,7 +186,7 @@ def prefill(
     causal *= prompts  # each prompt attends to itself (and its own cached depth) only
     # Weight matmuls run at the precision's rate; attention (QK^T, PV) at the bf16 rate unless
     # the KV cache, and with it FP8 attention, is chosen (vLLM/FlashAttention-3 FP8 path).
-    attn_peak = peak if p.kv_precision == "fp8" else prefill_peak_flops(rt, build, "fp16")
+    attn_peak = peak if p.kv_precision == "fp8" else half_peak
     eff = prefill_efficiency(rt, build, workload)
     # Routed experts run as grouped GEMMs of n x top_k / experts tokens each, at their own share.
     routed = 2.0 * model.moe_layers * model.num_experts_per_tok * model.expert_params * n

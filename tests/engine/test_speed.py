@@ -241,10 +241,12 @@ def test_llama_cpp_prefill_on_geforce_runs_at_the_fp16_accumulate_rate() -> None
     llama, vllm = RUNTIMES["llama.cpp"], RUNTIMES["vllm"]
     assert half_rate_fp32_accumulate(geforce) and not half_rate_fp32_accumulate(RTX6000)
     pro_peak = prefill_peak_flops(llama, BuildSpec("pro", RTX6000), "fp16")
-    assert prefill_peak_flops(llama, BuildSpec("geforce", geforce), "fp16") == 2 * pro_peak
+    assert pro_peak == (364e12, 364e12)
+    assert prefill_peak_flops(llama, BuildSpec("geforce", geforce), "fp16") == (728e12, 728e12)
     assert prefill_peak_flops(vllm, BuildSpec("geforce", geforce), "fp16") == pro_peak
-    # FP8 paths are not 16-bit GEMMs: unchanged.
-    assert prefill_peak_flops(llama, BuildSpec("geforce", geforce), "fp8") == 728e12
+    # FP8 weight GEMMs are not 16-bit ones: unchanged; their 16-bit attention is doubled.
+    assert prefill_peak_flops(llama, BuildSpec("geforce", geforce), "fp8") == (728e12, 728e12)
+    assert prefill_peak_flops(vllm, BuildSpec("geforce", geforce), "fp8") == (728e12, 364e12)
 
     model = spec(LLAMA_8B)
     w = Workload(precision="q4_0", runtime="llama.cpp", prompt_tokens=4096, context_tokens=4200)
