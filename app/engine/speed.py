@@ -81,8 +81,11 @@ class DecodeModel:
         weighted = kv_tokens_weighted(p, ctx)
         # KV bytes read per sequence, summed over the tp ranks (MLA is read whole by every rank).
         self.kv_per_seq = p.kv_token_layer_bytes * weighted * kv_share(model, tp) * tp
+        # Attention FLOPs over the cached tokens; a linear-attention state update is a few
+        # MFLOPs a layer (its bytes are in kv_per_seq above).
+        attended = weighted - p.state_layer_tokens
         self.flops_per_token = (
-            2.0 * model.params_active_matmul + model.attention_flops_per_context_token * weighted
+            2.0 * model.params_active_matmul + model.attention_flops_per_context_token * attended
         )
         layers = model.num_hidden_layers
         if tp > 1:
