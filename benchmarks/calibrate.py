@@ -56,6 +56,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from app.engine import runtime  # noqa: E402
 from app.engine.plan import clear_prepared  # noqa: E402
+from app.engine.prep import foreign_backend  # noqa: E402
 from app.engine.runtime import DEVICE_CLASSES, RUNTIMES, Efficiency  # noqa: E402
 from app.services.accuracy import (  # noqa: E402
     Case,
@@ -115,7 +116,9 @@ GRIDS: MappingProxyType[str, tuple[float, ...]] = MappingProxyType(
     }
 )
 
-Key = tuple[str, str]  # (runtime whose constants apply, device class)
+# (runtime whose constants apply, device class), or for the prefill shares of a runtime with
+# several kernel backends (llama.cpp) (runtime, device class, backend).
+Key = tuple[str, ...]
 Unit = tuple[str, ...]
 
 
@@ -134,7 +137,7 @@ def unit_of(case: Case) -> Unit | None:
         return UNITS[0] if batch <= 2 else UNITS[2]
     if metric == "prefill_tokens_per_s" or (metric == "ttft_s" and case.arrival is not None):
         # With the benchmark's arrival process recorded, a time to first token is the prefill
-        # of the request's prompt behind a known queue (services.accuracy.serving_figure). A
+        # of the request's prompt behind a known queue (engine.serving_point.request_times). A
         # mixture-of-experts model's prefill pins the routed-expert share.
         return UNITS[3] if case.model.moe_layers else UNITS[1]
     if metric in ("itl_ms", "e2e_latency_s", "output_tokens_per_s_total"):
@@ -142,10 +145,24 @@ def unit_of(case: Case) -> Unit | None:
     return None
 
 
+PREFILL_UNITS = (UNITS[1], UNITS[3])
+
+
+def backend_of(case: Case) -> str | None:
+    """The kernel backend whose own prefill shares the engine uses for this case (None: the
+    device class's, for the device's native backend or a runtime with one backend)."""
+    return foreign_backend(RUNTIMES[case.group.runtime], case.build, case.workload)
+
+
 def key_of(case: Case) -> Key:
-    """The runtime x device class whose constants the engine uses for this case."""
+    """The runtime x device class whose constants the engine uses for this case, with the
+    kernel backend for a prefill row of a runtime that has several."""
     name = case.group.runtime
-    return runtime.CALIBRATION_ALIASES.get(name, name), case.group.device_class
+    key = (runtime.CALIBRATION_ALIASES.get(name, name), case.group.device_class)
+    backend = backend_of(case)
+    if backend is not None and unit_of(case) in PREFILL_UNITS:
+        return (*key, backend)
+    return key
 
 
 def log_error(predicted: Predicted, measured: float) -> float:
@@ -203,12 +220,20 @@ class Fit:
     numbers: int = 0
 
     def fixed(self, key: Key) -> dict[str, float]:
-        return dict(self.values.get(key, {}))
+        """The values chosen for a key; a backend key starts from its device class's."""
+        merged = dict(self.values.get(key[:2], {})) if len(key) > 2 else {}
+        merged.update(self.values.get(key, {}))
+        return merged
 
-    def assign(self, keys: Sequence[Key], unit: Unit, chosen: tuple[float, ...]) -> None:
+    def assign(
+        self, keys: Sequence[Key], unit: Unit, chosen: tuple[float, ...], new: bool = True
+    ) -> None:
+        """Give `keys` the chosen values; `new` False: a value already counted (the same rows
+        fitted for another key)."""
         for key in keys:
             self.values.setdefault(key, {}).update(zip(unit, chosen, strict=True))
-        self.numbers += len(unit)
+        if new:
+            self.numbers += len(unit)
 
 
 def supported(rows: Sequence[GridRow]) -> bool:
@@ -219,7 +244,12 @@ def supported(rows: Sequence[GridRow]) -> bool:
 def fit_unit(rows: Sequence[GridRow], unit: Unit, keys: Sequence[Key], out: Fit) -> None:
     """Fit one unit: per runtime x device class where the rows suffice; the runtime's other
     device classes share one value fitted on all its rows; without enough rows, nothing (the
-    hand-set values stay)."""
+    hand-set values stay). A device class's value is fitted on all its rows, whatever their
+    backend (it is what an estimate naming no backend gets); a backend other than the
+    device's native one (Vulkan on a Radeon) also gets its own key (runtime, class,
+    backend) where its rows suffice, else one value shared by that backend's keys on every
+    class and fitted on all of them (the same kernels); else none, and the engine takes its
+    device class's."""
     options = candidates(unit)
     mine = [r for r in rows if r.unit == unit]
 
@@ -230,23 +260,49 @@ def fit_unit(rows: Sequence[GridRow], unit: Unit, keys: Sequence[Key], out: Fit)
             for p in unit
         )
 
+    fitted: dict[tuple[int, ...], tuple[float, ...]] = {}
+
+    def fit(group: Sequence[Key], group_rows: Sequence[GridRow]) -> None:
+        # The same rows give the same value: a backend measured on one class only is that
+        # class's value again, not another number (device classes count as before).
+        identity = tuple(sorted(map(id, group_rows)))
+        known = fitted.get(identity) if len(group[0]) > 2 else None
+        chosen = known or choose(group_rows, options, prior(group[0]))
+        fitted[identity] = chosen
+        out.assign(group, unit, chosen, new=known is None)
+
     for name in sorted({k[0] for k in keys}):
         rest = []
-        for key in (k for k in keys if k[0] == name):
-            key_rows = [r for r in mine if r.key == key]
+        for key in (k for k in keys if k[0] == name and len(k) == 2):
+            key_rows = [r for r in mine if r.key[:2] == key]
             if supported(key_rows):
-                out.assign([key], unit, choose(key_rows, options, prior(key)))
+                fit([key], key_rows)
             else:
                 rest.append(key)
         pooled = [r for r in mine if r.key[0] == name]
         if rest and supported(pooled):
-            out.assign(rest, unit, choose(pooled, options, prior(rest[0])))
+            fit(rest, pooled)
+        by_backend: dict[str, list[Key]] = {}
+        for key in (k for k in keys if k[0] == name and len(k) == 3):
+            key_rows = [r for r in mine if r.key == key]
+            if supported(key_rows):
+                fit([key], key_rows)
+            else:
+                by_backend.setdefault(key[2], []).append(key)
+        for backend, group in sorted(by_backend.items()):
+            same_kernels = [r for r in mine if r.key[0] == name and r.key[2:] == (backend,)]
+            if supported(same_kernels):
+                fit(group, same_kernels)
 
 
 def all_keys(cases: Sequence[Case]) -> list[Key]:
-    """Every device class of every runtime the measurements cover."""
-    return [
-        (name, kind) for name in sorted({key_of(c)[0] for c in cases}) for kind in DEVICE_CLASSES
+    """Every device class of every runtime the measurements cover; for a runtime with several
+    kernel backends, every device class with every backend its measurements name (a class a
+    backend was not measured on takes that backend's value fitted on the other classes)."""
+    names = sorted({key_of(c)[0] for c in cases})
+    backends = sorted({(k[0], k[2]) for k in map(key_of, cases) if len(k) > 2})
+    return [(name, kind) for name in names for kind in DEVICE_CLASSES] + [
+        (name, kind, backend) for name, backend in backends for kind in DEVICE_CLASSES
     ]
 
 
@@ -279,7 +335,9 @@ def constants(table: dict[Key, Efficiency]) -> Iterator[None]:
 
 def predict_with(case: Case, key: Key, chosen: dict[str, float]) -> Predicted:
     """The engine's figure for `case` with `chosen` values for its key."""
-    with constants({key: efficiency_for(key, chosen)}):
+    eff = efficiency_for(key, chosen)
+    # A backend key's case reads its device class's entry too (bandwidth, launch cost).
+    with constants({key[:2]: eff, key: eff}):
         return uncached_engine_predictor(case)
 
 
@@ -329,7 +387,7 @@ def fit_cases(cases: Sequence[Case], tables: Tables, indices: Sequence[int]) -> 
 
 def table_of(result: Fit) -> dict[Key, Efficiency]:
     """The engine's calibration table for a fit."""
-    return {key: efficiency_for(key, chosen) for key, chosen in result.values.items()}
+    return {key: efficiency_for(key, result.fixed(key)) for key in result.values}
 
 
 # ---- cross-validation and output ----------------------------------------------------------------
@@ -371,7 +429,7 @@ def module_text(result: Fit, cases: Sequence[Case], inputs: str, today: dt.date)
     rows: dict[str, int] = {}
     sources: dict[str, set[str]] = {}
     for case in used:
-        label = f"{key_of(case)[0]} / {key_of(case)[1]} / {' + '.join(unit_of(case) or ())}"
+        label = f"{' / '.join(key_of(case))} / {' + '.join(unit_of(case) or ())}"
         rows[label] = rows.get(label, 0) + 1
         sources.setdefault(label, set()).add(case.source_url)
     lines = [
@@ -390,14 +448,16 @@ def module_text(result: Fit, cases: Sequence[Case], inputs: str, today: dt.date)
         "ROWS: dict[str, tuple[int, int]] = {",
         *(f'    "{label}": ({n}, {len(sources[label])}),' for label, n in sorted(rows.items())),
         "}",
-        "# (runtime, device class) -> (bandwidth, prefill_compute, decode_compute,",
-        "# fixed_s_per_layer, moe_prefill_compute); a value not fitted for a pair is the",
-        "# runtime's hand-set one (moe_prefill_compute None: as prefill_compute).",
-        "EFFICIENCY: dict[tuple[str, str], tuple[float, float, float, float, float | None]] = {",
+        "# (runtime, device class[, kernel backend]) -> (bandwidth, prefill_compute,",
+        "# decode_compute, fixed_s_per_layer, moe_prefill_compute); a value not fitted for a",
+        "# pair is the runtime's hand-set one (moe_prefill_compute None: as prefill_compute);",
+        "# a backend key's non-prefill values are its device class's.",
+        "EFFICIENCY: dict[tuple[str, ...], tuple[float, float, float, float, float | None]] = {",
     ]
     for key, eff in sorted(table_of(result).items()):
         values = ", ".join(f"{getattr(eff, p)!r}" for p in PARAMETERS)
-        lines.append(f'    ("{key[0]}", "{key[1]}"): ({values}),')
+        quoted = ", ".join(f'"{part}"' for part in key)
+        lines.append(f"    ({quoted}): ({values}),")
     lines.append("}")
     return "\n".join(lines) + "\n"
 

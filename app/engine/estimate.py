@@ -127,7 +127,6 @@ def _estimate(
     layout = Layout(choice, model, build, workload, p.mode)
     dp, ep, group, active = layout.dp, layout.ep, layout.group, layout.active
     n = build.accelerator_count
-    layers = model.num_hidden_layers
     inference = p.mode == "inference"
     runtime = p.runtime.name
     usable = p.usable_per_accel
@@ -159,7 +158,7 @@ def _estimate(
         # Spare: usable memory that no running replica uses.
         spare_gb=(available_total - need.total * group * (active if fits else 1)) / GB,
         build_memory_gb=build.total_memory_gb * GIB / GB,
-        kv_cache_gb_per_token=p.kv_token_layer_bytes * layers / GB,
+        kv_cache_gb_per_token=p.kv_token_layer_bytes * model.cached_attention_layers / GB,
     )
     tput: Throughput | None = None
     training: TrainingFigures | None = None

@@ -57,9 +57,21 @@ class ModelSpec(HashedOnce):
     attention_bias: bool = False  # q/k/v(/o) biases (Qwen2, gpt-oss)
     params_total_published: int | None = None
     params_active_published: int | None = None
+    # Linear attention (Gated DeltaNet: Qwen3-Next, Qwen3.5/3.6): `linear_attention_layers` layers
+    # keep a fixed-size recurrent state per sequence instead of a KV cache; the other layers are
+    # full attention, whose query projection also emits a per-head output gate when
+    # `attn_output_gate` (Qwen3-Next, Qwen3.5).
+    linear_attention_layers: int = 0
+    linear_num_key_heads: int = 0
+    linear_num_value_heads: int = 0
+    linear_key_head_dim: int = 0
+    linear_value_head_dim: int = 0
+    linear_conv_kernel_dim: int = 0
+    attn_output_gate: bool = False
 
     # Derived once in __post_init__ so `estimate` does no per-call architecture arithmetic.
-    attention_params_per_layer: int = field(init=False, compare=False, repr=False)
+    # Mean over layers: full-attention and linear-attention layers differ in size.
+    attention_params_per_layer: float = field(init=False, compare=False, repr=False)
     dense_mlp_params: int = field(init=False, compare=False, repr=False)
     expert_params: int = field(init=False, compare=False, repr=False)
     moe_layer_fixed_params: int = field(init=False, compare=False, repr=False)
@@ -72,6 +84,7 @@ class ModelSpec(HashedOnce):
     params_active_matmul: int = field(init=False, compare=False, repr=False)
     kv_elements_per_token_layer: int = field(init=False, compare=False, repr=False)
     attention_flops_per_context_token: float = field(init=False, compare=False, repr=False)
+    linear_state_bytes: float = field(init=False, compare=False, repr=False)  # per layer, sequence
 
     def __post_init__(self) -> None:
         for name, value in derive_model_quantities(self).items():
@@ -103,9 +116,18 @@ class ModelSpec(HashedOnce):
         """True for mixture-of-experts models."""
         return self.n_routed_experts > 0 and self.num_experts_per_tok > 0
 
+    @property
+    def cached_attention_layers(self) -> int:
+        """Layers that keep a KV cache (linear-attention layers keep a fixed state instead)."""
+        return self.num_hidden_layers - self.linear_attention_layers
+
     def kv_cache_bytes_per_token(self, kv_precision: str = "bf16") -> float:
-        """KV-cache bytes per token over all layers, ignoring sliding-window caps."""
-        return self.kv_elements_per_token_layer * self.num_hidden_layers * kv_bytes(kv_precision)
+        """KV-cache bytes per token over the cached layers, ignoring sliding-window caps."""
+        return (
+            self.kv_elements_per_token_layer
+            * self.cached_attention_layers
+            * kv_bytes(kv_precision)
+        )
 
 
 def _attention_params(m: ModelSpec) -> int:
@@ -125,16 +147,57 @@ def _attention_params(m: ModelSpec) -> int:
         return q + kv + nh * v * h
     hd, nkv = m.head_dim, m.num_key_value_heads
     params = h * nh * hd + 2 * h * nkv * hd + nh * hd * h
+    if m.attn_output_gate:
+        params += h * nh * hd  # q_proj's second half: a sigmoid gate on each head's output
     if m.attention_bias:
         params += (nh + 2 * nkv) * hd + h
     return params
+
+
+def _linear_conv_dim(m: ModelSpec) -> int:
+    # The short causal convolution runs over the query, key and value channels.
+    return (
+        2 * m.linear_num_key_heads * m.linear_key_head_dim
+        + m.linear_num_value_heads * m.linear_value_head_dim
+    )
+
+
+def _linear_attention_params(m: ModelSpec) -> int:
+    """One Gated DeltaNet layer (HF Qwen3NextGatedDeltaNet): q/k/v/z and b/a input projections,
+    the depthwise causal conv, per-value-head A_log and dt_bias, the gated RMSNorm, out_proj."""
+    h = m.hidden_size
+    nv = m.linear_num_value_heads
+    v_dim = nv * m.linear_value_head_dim
+    conv = _linear_conv_dim(m)
+    return (
+        h * (conv + v_dim)  # in_proj_qkvz (Qwen3.5 splits it into in_proj_qkv and in_proj_z)
+        + h * 2 * nv  # in_proj_ba: the per-head write strength b and decay a
+        + conv * m.linear_conv_kernel_dim
+        + 2 * nv  # A_log, dt_bias
+        + m.linear_value_head_dim  # gated RMSNorm weight
+        + v_dim * h  # out_proj
+    )
+
+
+def _linear_state_bytes(m: ModelSpec) -> float:
+    """Recurrent state per linear-attention layer and sequence: the delta-rule matrix (one
+    key_dim x value_dim per value head) and the conv's last kernel-1 inputs, both FP32 as
+    llama.cpp and vLLM keep them (mamba_ssm_dtype float32), whatever the KV-cache type."""
+    if not m.linear_attention_layers:
+        return 0.0
+    delta = m.linear_num_value_heads * m.linear_key_head_dim * m.linear_value_head_dim
+    conv = (m.linear_conv_kernel_dim - 1) * _linear_conv_dim(m)
+    return 4.0 * (delta + conv)
 
 
 def derive_model_quantities(m: ModelSpec) -> dict[str, Any]:
     """Every per-model number the estimate needs, computed once per ModelSpec."""
     h, layers = m.hidden_size, m.num_hidden_layers
     norms = 2 * h  # two RMSNorm weight vectors per block
-    attn = _attention_params(m) + norms
+    linear = m.linear_attention_layers
+    attn_total = (layers - linear) * (_attention_params(m) + norms)
+    if linear:
+        attn_total += linear * (_linear_attention_params(m) + norms)
     dense_mlp = 3 * h * m.intermediate_size  # gated MLP: gate, up, down
     is_moe = m.n_routed_experts > 0 and m.num_experts_per_tok > 0
     if is_moe:
@@ -155,12 +218,12 @@ def derive_model_quantities(m: ModelSpec) -> dict[str, Any]:
     embed = m.vocab_size * h
     head = 0 if m.tie_word_embeddings else m.vocab_size * h
     body_total = (
-        layers * attn
+        attn_total
         + dense_layers * dense_mlp
         + moe_layers * (moe_fixed + m.n_routed_experts * expert)
     )
     body_active = (
-        layers * attn
+        attn_total
         + dense_layers * dense_mlp
         + moe_layers * (moe_fixed + m.num_experts_per_tok * expert)
     )
@@ -177,7 +240,7 @@ def derive_model_quantities(m: ModelSpec) -> dict[str, Any]:
         kv_elems = 2 * m.num_key_value_heads * m.head_dim
         attn_flops = 4.0 * m.num_attention_heads * m.head_dim  # QK^T and AV, 2 FLOPs per MAC
     return {
-        "attention_params_per_layer": attn,
+        "attention_params_per_layer": attn_total / layers,
         "dense_mlp_params": dense_mlp,
         "expert_params": expert,
         "moe_layer_fixed_params": moe_fixed,
@@ -191,6 +254,7 @@ def derive_model_quantities(m: ModelSpec) -> dict[str, Any]:
         "params_active_matmul": matmul_active,
         "kv_elements_per_token_layer": kv_elems,
         "attention_flops_per_context_token": attn_flops,
+        "linear_state_bytes": _linear_state_bytes(m),
     }
 
 

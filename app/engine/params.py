@@ -45,6 +45,18 @@ def _count_layer_types(cfg: Mapping[str, Any], layers: int) -> int | None:
     return None
 
 
+def _count_linear_layers(cfg: Mapping[str, Any], layers: int) -> int:
+    """Gated DeltaNet layers: `layer_types` "linear_attention" entries (Qwen3.5), else every
+    layer but each `full_attention_interval`-th (Qwen3-Next: layers 3, 7, 11 ... are full)."""
+    if not _get(cfg, "linear_num_value_heads"):
+        return 0
+    types = cfg.get("layer_types")
+    if isinstance(types, list) and types:
+        return sum(1 for t in types[:layers] if str(t) == "linear_attention")
+    interval = _req_int(cfg, "full_attention_interval")
+    return layers - layers // interval
+
+
 def model_spec_from_hf_config(
     config: Mapping[str, Any],
     *,
@@ -99,6 +111,10 @@ def model_spec_from_hf_config(
         moe_freq = _opt_int(cfg, "interleave_moe_layer_step") or 1
     elif n_experts and moe_i is None:
         moe_i = intermediate  # Mixtral, gpt-oss: intermediate_size is per expert
+    linear = _count_linear_layers(cfg, layers)
+    if intermediate is None and n_experts and moe_i and not first_dense and moe_freq == 1:
+        # Every layer is MoE (Qwen3.5-35B-A3B has no dense MLP width): none is ever used.
+        intermediate = moe_i
     if intermediate is None:
         raise EngineInputError("intermediate_size", "missing from config")
     mlp_only = cfg.get("mlp_only_layers")
@@ -159,4 +175,12 @@ def model_spec_from_hf_config(
         attention_bias=attention_bias,
         params_total_published=params_total_published,
         params_active_published=params_active_published,
+        linear_attention_layers=linear,
+        linear_num_key_heads=_opt_int(cfg, "linear_num_key_heads") or 0,
+        linear_num_value_heads=_opt_int(cfg, "linear_num_value_heads") or 0,
+        linear_key_head_dim=_opt_int(cfg, "linear_key_head_dim") or 0,
+        linear_value_head_dim=_opt_int(cfg, "linear_value_head_dim") or 0,
+        linear_conv_kernel_dim=_opt_int(cfg, "linear_conv_kernel_dim") or 0,
+        # Qwen3-Next's config has no flag: its attention always gates (HF Qwen3NextAttention).
+        attn_output_gate=bool(_get(cfg, "attn_output_gate", default=model_type == "qwen3_next")),
     )

@@ -45,6 +45,36 @@ def peak_flops(build: BuildSpec, compute: str) -> tuple[float, str]:
     return acc.fp16_tflops * 1e12, "fp16"
 
 
+_HALF_RATE_CACHE: dict[str, bool] = {}
+
+
+def half_rate_fp32_accumulate(acc: AcceleratorSpec) -> bool:
+    """True for NVIDIA's consumer tensor-core configuration: GeForce cards and GB10 (DGX Spark,
+    whose catalogue FP16 figure is derived from the GeForce Blackwell configuration). There an
+    FP16 product accumulated in FP32 runs at half the FP16-accumulate rate, and the catalogue's
+    fp16_tflops holds the FP32-accumulate figure (seed_data/accelerators.yaml notes)."""
+    hit = _HALF_RATE_CACHE.get(acc.name)
+    if hit is None:
+        gb10 = acc.memory_kind == "unified" and unified_platform(acc) == "gb10"
+        hit = gb10 or "geforce" in acc.name.lower()
+        if len(_HALF_RATE_CACHE) >= 1024:
+            _HALF_RATE_CACHE.clear()
+        _HALF_RATE_CACHE[acc.name] = hit
+    return hit
+
+
+def prefill_peak_flops(rt: RuntimeProfile, build: BuildSpec, compute: str) -> tuple[float, float]:
+    """(weight GEMMs, 16-bit attention) dense rates of a runtime's prefill: peak_flops, a
+    16-bit rate doubled where the runtime accumulates in FP16 on a card whose catalogue figure
+    is the half-rate FP32-accumulate one (RuntimeProfile.fp16_accumulate,
+    half_rate_fp32_accumulate)."""
+    peak, used = peak_flops(build, compute)
+    half = peak if used == "fp16" else peak_flops(build, "fp16")[0]
+    if rt.fp16_accumulate and half_rate_fp32_accumulate(build.accelerator):
+        return (2.0 * peak if used == "fp16" else peak), 2.0 * half
+    return peak, half
+
+
 _PLATFORM_CACHE: dict[str, str] = {}
 
 
@@ -158,6 +188,48 @@ def efficiency(rt: RuntimeProfile, build: BuildSpec) -> Efficiency:
     runtime on this build's device class (fitted where the measurements allow, see
     runtime.efficiency; else the hand-set profile with the unified caps)."""
     return runtime_efficiency(rt, accelerator_class(build.accelerator))
+
+
+_BACKEND_CACHE: dict[tuple[str, str | None, str], str | None] = {}
+
+
+def native_backend(acc: AcceleratorSpec) -> str | None:
+    """The kernel backend a runtime with several uses on this device when none is named: CUDA
+    on NVIDIA, ROCm/HIP on AMD (AMD's own stack; Vulkan is the other common choice there),
+    Metal on Apple; None when the vendor is unknown."""
+    key = (acc.name, acc.vendor, acc.memory_kind)
+    if key in _BACKEND_CACHE:
+        return _BACKEND_CACHE[key]
+    vendor = (acc.vendor or "").casefold()
+    name = acc.name.casefold()
+    platform = unified_platform(acc) if acc.memory_kind == "unified" else None
+    found: str | None = None
+    if platform == "apple" or vendor == "apple":
+        found = "metal"
+    elif vendor == "nvidia" or platform == "gb10" or "nvidia" in name or "geforce" in name:
+        found = "cuda"
+    elif vendor == "amd" or platform == "strix_halo" or "radeon" in name or "amd " in name:
+        found = "rocm"
+    if len(_BACKEND_CACHE) >= 1024:
+        _BACKEND_CACHE.clear()
+    _BACKEND_CACHE[key] = found
+    return found
+
+
+def foreign_backend(rt: RuntimeProfile, build: BuildSpec, workload: Workload) -> str | None:
+    """The workload's kernel backend when it is not the device's native one (Vulkan on a
+    Radeon or a GeForce), else None: the device class's constants are the native backend's."""
+    backend = workload.backend
+    if backend is None or not rt.kernel_backends:
+        return None
+    return None if backend == native_backend(build.accelerator) else backend
+
+
+def prefill_efficiency(rt: RuntimeProfile, build: BuildSpec, workload: Workload) -> Efficiency:
+    """efficiency(), with the prefill shares of the workload's kernel backend when it is not
+    the device's native one (see runtime.efficiency)."""
+    backend = None if workload.backend is None else foreign_backend(rt, build, workload)
+    return runtime_efficiency(rt, accelerator_class(build.accelerator), backend)
 
 
 def bandwidth_efficiency(rt: RuntimeProfile, build: BuildSpec) -> float:

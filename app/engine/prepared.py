@@ -45,6 +45,9 @@ class Prepared:
     windowed_layers: int
     window: int
     kv_seq_bytes: float  # one sequence at context_tokens, all layers, window caps applied
+    # Linear-attention layers' recurrent state, as KV layer-tokens of the same bytes: a decode
+    # step reads and rewrites it whatever the context (Gated DeltaNet, model_shape.py).
+    state_layer_tokens: float
     act_hidden_bytes: float  # per in-flight token, before TP division of the MLP part
     act_mlp_bytes: float
     trainable_params: int
@@ -56,7 +59,9 @@ class Prepared:
 
 def kv_tokens_weighted(p: Prepared, tokens: int) -> float:
     """Layer-tokens held for one sequence of `tokens` (windowed layers capped)."""
-    return p.full_layers * tokens + p.windowed_layers * min(tokens, p.window)
+    return (
+        p.full_layers * tokens + p.windowed_layers * min(tokens, p.window) + p.state_layer_tokens
+    )
 
 
 # Prepared depends on the build only through one accelerator's memory size and kind, so a
@@ -118,9 +123,11 @@ def _prepare(build: BuildSpec, model: ModelSpec, workload: Workload) -> Prepared
     windowed = m.sliding_window_layers if m.sliding_window else 0
     window = m.sliding_window or 0
     kv_tl = m.kv_elements_per_token_layer * kv_b
-    full = layers - windowed
+    linear = m.linear_attention_layers
+    full = layers - windowed - linear
     ctx = workload.context_tokens
-    kv_seq = kv_tl * (full * ctx + windowed * min(ctx, window))
+    state_seq = linear * m.linear_state_bytes
+    kv_seq = kv_tl * (full * ctx + windowed * min(ctx, window)) + state_seq
     moe_i = (m.moe_intermediate_size or m.intermediate_size) * m.num_experts_per_tok
     mlp_width = max(m.intermediate_size if m.dense_layers else 0, moe_i)
     recompute = workload.activation_recomputation
@@ -154,6 +161,8 @@ def _prepare(build: BuildSpec, model: ModelSpec, workload: Workload) -> Prepared
         windowed_layers=windowed,
         window=window,
         kv_seq_bytes=kv_seq,
+        # Read and written back each step: twice its bytes of traffic.
+        state_layer_tokens=2.0 * state_seq / kv_tl if kv_tl else 0.0,
         # Hidden-state buffers (residual, norm out, attention out, QKV) in 16-bit.
         act_hidden_bytes=(4 * m.hidden_size + 2 * m.num_attention_heads * m.head_dim) * 2.0,
         act_mlp_bytes=3 * mlp_width * 2.0,  # gate, up and their product

@@ -37,6 +37,17 @@ class RuntimeProfile:
     # stages drain at the end of each call. llama.cpp: n_batch (default 2048) of n_ubatch-token
     # micro-batches (ggml-org/llama.cpp PR #6017); None: the whole prompt (vLLM and kin).
     prefill_pipeline_tokens: int | None = None
+    # The runtime's 16-bit prefill GEMMs accumulate in FP16: llama.cpp's CUDA backend calls
+    # cuBLAS with CUBLAS_COMPUTE_16F (FP32 on CDNA only) and its quantised MMQ kernels use int8
+    # tensor cores (ggml-cuda.cu, ggml_cuda_op_mul_mat_cublas). On GeForce-class tensor cores
+    # that runs at twice the FP32-accumulate rate the catalogue's fp16_tflops holds
+    # (prep.prefill_peak_flops); vLLM and kin accumulate in FP32.
+    fp16_accumulate: bool = False
+    # The runtime runs one of several GPU kernel backends (llama.cpp: CUDA, ROCm/HIP, Vulkan,
+    # Metal) whose prefill differs more than the device class says: a backend other than the
+    # device's native one has its own fitted prefill shares where the measurements pin them
+    # (prep.prefill_efficiency, benchmarks/calibrate.py).
+    kernel_backends: bool = False
 
 
 # MoE fixed cost per layer: vLLM's fused-MoE path was hand-set from the gpt-oss-120b on A100
@@ -66,6 +77,8 @@ _LLAMA_CPP = RuntimeProfile(
     MOE_FIXED_S_PER_LAYER_LLAMA_CPP,
     "layers",
     LLAMA_CPP_BATCH_TOKENS,
+    fp16_accumulate=True,
+    kernel_backends=True,
 )
 
 RUNTIMES: MappingProxyType[str, RuntimeProfile] = MappingProxyType(
@@ -111,6 +124,8 @@ RUNTIMES: MappingProxyType[str, RuntimeProfile] = MappingProxyType(
             MOE_FIXED_S_PER_LAYER_LLAMA_CPP,
             "layers",
             OLLAMA_BATCH_TOKENS,
+            fp16_accumulate=True,
+            kernel_backends=True,
         ),
         "mlx": RuntimeProfile(
             "mlx",
@@ -276,12 +291,11 @@ CALIBRATION_ALIASES: MappingProxyType[str, str] = MappingProxyType({"ollama": "l
 
 # Fitted by benchmarks/calibrate.py from the catalog measurements, per runtime x device class
 # (app/engine/calibrated.py is generated; its header says from which rows and when). A pair the
-# data could not pin down is absent and falls back to the runtime's hand-set profile.
-CALIBRATION: MappingProxyType[tuple[str, str], Efficiency] = MappingProxyType(
-    {
-        (runtime, kind): Efficiency(*values)
-        for (runtime, kind), values in FITTED_EFFICIENCY.items()
-    }
+# data could not pin down is absent and falls back to the runtime's hand-set profile. Keys of
+# three (runtime, device class, backend) carry a kernel backend's own prefill shares
+# (RuntimeProfile.kernel_backends); only prep.prefill_efficiency asks for them.
+CALIBRATION: MappingProxyType[tuple[str, ...], Efficiency] = MappingProxyType(
+    {key: Efficiency(*values) for key, values in FITTED_EFFICIENCY.items()}
 )
 
 
@@ -297,10 +311,14 @@ def hand_set_efficiency(rt: RuntimeProfile, device: str) -> Efficiency:
     return Efficiency(bandwidth, rt.compute_efficiency, rt.decode_compute_efficiency, fixed)
 
 
-def efficiency(rt: RuntimeProfile, device: str) -> Efficiency:
-    """Fitted efficiencies of a runtime on a device class, else the hand-set ones.
+def efficiency(rt: RuntimeProfile, device: str, backend: str | None = None) -> Efficiency:
+    """Fitted efficiencies of a runtime on a device class, else the hand-set ones; with a
+    kernel backend, its own fitted prefill shares where the measurements pinned them.
 
     Reads the module's CALIBRATION at call time, so a fitting script can evaluate candidate
     constants by replacing it (benchmarks/calibrate.py does, inside one process)."""
-    found = CALIBRATION.get((CALIBRATION_ALIASES.get(rt.name, rt.name), device))
+    name = CALIBRATION_ALIASES.get(rt.name, rt.name)
+    if backend is not None and (name, device, backend) in CALIBRATION:
+        return CALIBRATION[(name, device, backend)]
+    found = CALIBRATION.get((name, device))
     return found if found is not None else hand_set_efficiency(rt, device)

@@ -26,7 +26,7 @@ from .serving_inputs import (
     serving_base_workload,
     validate_serving,
 )
-from .serving_point import Context, Estimator, estimate_at, serving_point
+from .serving_point import Context, Estimator, estimate_at, serving_point, weight_read_s
 from .serving_results import ServingCurve, ServingPoint, SloPoint
 from .serving_slots import estimator_for, max_slots, slots_findings
 from .serving_words import serving_assumptions, serving_findings
@@ -77,6 +77,8 @@ def _context(build: BuildSpec, model: ModelSpec, workload: Workload, serving: Se
         chunk_tokens=RUNTIMES[plan.runtime].prefill_chunk_tokens,
         acceptance=acceptance, draft_tokens=k, kind=spec.kind, draft_model=spec.draft_model,
         estimator=estimator_for(candidate[0]) if candidate[1] is estimate else candidate[1],
+        speed_context_tokens=serving.input_tokens + serving.output_tokens // 2,
+        weight_read_s=weight_read_s(candidate[0]),
     )
 
 

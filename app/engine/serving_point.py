@@ -8,20 +8,23 @@ from dataclasses import dataclass, replace
 from .errors import EngineInputError
 from .estimate import estimate
 from .results import Estimate, Throughput
+from .runtime import RUNTIMES
 from .serving_inputs import expected_tokens_per_step
 from .serving_results import ServingPoint
 from .specs import BuildSpec, CostAssumptions, ModelSpec, Workload
 
 
-def _step_with_prefill(t: Throughput, prefill_s: float) -> float:
+def _step_with_prefill(t: Throughput, prefill_s: float, weight_read_s: float) -> float:
     """Decode step time when `prefill_s` of prefill compute rides in the same step.
 
-    Chunked prefill (Sarathi-Serve) fuses prompt chunks with the decode batch: their compute
-    adds to the decode compute, and hides under the step's weight reads while decode is
-    memory-bound.
+    Chunked prefill (Sarathi-Serve) fuses prompt chunks with the decode batch in one pass: in
+    the matmuls their compute adds to the decode compute and hides under the weight reads
+    while those are the longer part. The KV reads of decode attention run in their own
+    kernels and hide nothing, so the headroom is the weight-read time (`weight_read_s`, a
+    batch-1 step's memory time) less the decode compute.
     """
-    roof = max(t.decode_memory_s, t.decode_compute_s)
-    return t.decode_step_s - roof + max(t.decode_memory_s, t.decode_compute_s + prefill_s)
+    headroom = max(0.0, min(weight_read_s, t.decode_memory_s) - t.decode_compute_s)
+    return t.decode_step_s + max(0.0, prefill_s - headroom)
 
 
 # What computes one point: engine.estimate's signature.
@@ -45,11 +48,46 @@ class Context:
     draft_model: ModelSpec | None
     # The plan's estimator: engine.estimate, or an expert-parallel plan's (expert_parallel.py).
     estimator: Estimator = estimate
+    # Seconds a replica's decode step spends reading weights (a batch-1 step's memory time).
+    weight_read_s: float = 0.0
+    # Decode speed is read at the mean KV length over an answer, input + output / 2 (the memory
+    # fit reserves the whole request, `base.context_tokens`); None: at base.context_tokens.
+    speed_context_tokens: int | None = None
+
+
+def plain_context(build: BuildSpec, model: ModelSpec, workload: Workload, est: Estimate,
+                  output_tokens: int, costs: CostAssumptions, single: Estimate) -> Context:
+    """The context of a request stream without speculation on `est`'s plan (a published
+    serving run: its prompt is `workload.prompt_tokens`); `single` is the same run at batch 1."""
+    return Context(
+        build=build, model=model, base=workload, costs=costs,
+        input_tokens=workload.prompt_tokens, output_tokens=output_tokens,
+        chunk_tokens=RUNTIMES[est.plan.runtime].prefill_chunk_tokens,
+        acceptance=0.0, draft_tokens=0, kind="none", draft_model=None,
+        weight_read_s=weight_read_s(single),
+    )
+
+
+def weight_read_s(single: Estimate) -> float:
+    """The weight-read seconds of a decode step, from a batch-1 estimate (0: it does not fit)."""
+    t = single.throughput
+    return 0.0 if t is None else t.decode_memory_s
 
 
 def estimate_at(ctx: Context, batch: int) -> Estimate:
-    """The engine's estimate of the curve's plan at `batch` concurrent requests."""
+    """The engine's estimate of the curve's plan at `batch` concurrent requests (memory fit)."""
     return ctx.estimator(ctx.build, ctx.model, replace(ctx.base, batch=batch), ctx.costs)
+
+
+def speed_estimate(ctx: Context, est: Estimate, batch: int) -> Estimate:
+    """The estimate whose speed a point quotes: `est` (which fits) re-read at the mean KV
+    length. Builds of parts keep `est`: their placement depends on the KV length reserved."""
+    mean = ctx.speed_context_tokens
+    if mean is None or mean == ctx.base.context_tokens or est.placement is not None:
+        return est
+    wl = replace(ctx.base, batch=batch, context_tokens=mean)
+    at_mean = ctx.estimator(ctx.build, ctx.model, wl, ctx.costs)
+    return at_mean if at_mean.throughput is not None else est
 
 
 def _verify_step(ctx: Context, batch: int, plain: Throughput) -> Throughput:
@@ -59,7 +97,7 @@ def _verify_step(ctx: Context, batch: int, plain: Throughput) -> Throughput:
     matmul FLOPs and all-reduce bytes, and the distinct experts k+1 tokens per sequence touch.
     """
     width = ctx.draft_tokens + 1
-    context = -(-ctx.base.context_tokens // width)
+    context = -(-(ctx.speed_context_tokens or ctx.base.context_tokens) // width)
     wl = replace(ctx.base, batch=batch * width, context_tokens=context,
                  prompt_tokens=min(ctx.base.prompt_tokens, context))
     est = ctx.estimator(ctx.build, ctx.model, wl, ctx.costs)
@@ -85,15 +123,104 @@ def _draft_seconds(ctx: Context, batch: int, plain: Throughput) -> float:
     return ctx.draft_tokens * est.throughput.decode_step_s
 
 
-def serving_point(ctx: Context, est: Estimate, concurrency: int) -> tuple[ServingPoint, float]:
-    """The serving figures at one concurrency (no queueing: `size` adds the wait for a slot),
-    and the inter-token latency without speculation, in ms."""
+@dataclass(frozen=True, slots=True)
+class Traffic:
+    """How requests reach a replica. The curve's points are a steady closed loop of
+    `concurrency` users; a published benchmark may instead send a burst, or keep more requests
+    in flight than the KV cache holds (the runtime then queues the rest)."""
+
+    # steady: arrivals spread over a request's lifetime, so a prompt meets only its own
+    # prefill; burst / poisson: prompts arrive together and queue behind each other's prefill.
+    arrival: str = "steady"
+    in_flight: float | None = None  # requests in flight per replica, when more than its batch
+    wave: float | None = None  # per replica: a burst sent with no cap on the requests in flight
+
+
+STEADY = Traffic()
+
+
+@dataclass(frozen=True, slots=True)
+class RequestTimes:
+    """One request's times at a replica's batch (seconds)."""
+
+    ttft_s: float  # waiting for a slot and for the prompts ahead included
+    itl_s: float
+    e2e_s: float  # waiting included
+    queue_wait_s: float  # waiting for a slot (requests beyond the batch)
+    slot_s: float  # time in a slot, first prefill chunk to last token
+    prefill_per_step_s: float  # other requests' prefill riding in each decode step
+
+
+def request_times(
+    step: Callable[[float], float],
+    *,
+    prompt_tokens: int,
+    output_tokens: int,
+    chunk_tokens: int,
+    prefill_rate: float,
+    shared_prefill_s: float,
+    batch: int,
+    gain: float = 1.0,
+    traffic: Traffic = STEADY,
+) -> RequestTimes:
+    """A request's times under continuous batching with chunked prefill, from `step(x)`: a
+    decode step of the replica's `batch` with `x` seconds of prefill riding in it.
+
+    The batch turns over: each decode step must also prefill the prompts of the requests its
+    sequences finish, `batch x gain / output` of them per step at `shared_prefill_s` each (a
+    prompt's share of a prefill pass the runtime packs with other prompts up to its token
+    budget). The request's own prompt runs in chunks of `chunk_tokens`, each sharing a step
+    with the running batch. A burst queues a prompt behind half the others' prefills, which
+    then do not stall its decode; requests beyond the batch wait for slots (closed loop: each
+    lives in_flight / batch slot times; an uncapped burst runs in sub-waves of the batch, so a
+    request waits for half the others). `output_tokens` 0 (unpublished): no turnover."""
+    out = max(1, output_tokens)
+    per_step = batch * gain * shared_prefill_s / output_tokens if output_tokens > 0 else 0.0
+    itl = step(per_step) / gain
+    full, rest = divmod(prompt_tokens, chunk_tokens)
+    first = full * step(chunk_tokens / prefill_rate)
+    if rest or not full:
+        first += step(rest / prefill_rate)
+    if traffic.arrival == "steady" and batch > 1:
+        # Iteration-level scheduling (Orca): a prompt arriving while the batch decodes joins
+        # at the next step boundary, on average half a step later.
+        first += step(per_step) / 2.0
+    slot = first + (out - 1) * itl
+    if traffic.arrival != "steady":
+        first += shared_prefill_s * (batch - 1) / 2.0
+        # The prompts ahead ran before this one: they no longer stall its decode steps, but
+        # its tokens still take at least a decode step each.
+        plain = step(0.0) / gain
+        itl = max(plain, (slot - first) / (out - 1)) if out > 1 else itl
+        slot = first + (out - 1) * itl
+    waiting = 0.0
+    if traffic.wave is not None and traffic.wave > batch:
+        waiting = (traffic.wave / batch - 1.0) / 2.0 * slot
+    elif traffic.in_flight is not None and traffic.in_flight > batch:
+        waiting = (traffic.in_flight / batch - 1.0) * slot
+    return RequestTimes(
+        ttft_s=waiting + first, itl_s=itl, e2e_s=waiting + slot, queue_wait_s=waiting,
+        slot_s=slot, prefill_per_step_s=per_step,
+    )
+
+
+def shared_prefill_s(t: Throughput) -> float:
+    """Prefill seconds of one prompt when the runtime packs it with others into a pass."""
+    packed = t.packed_prefill_s
+    own = t.time_to_first_token_s
+    return own if packed is None else min(own, packed)
+
+
+def serving_point(
+    ctx: Context, est: Estimate, concurrency: int, traffic: Traffic = STEADY
+) -> tuple[ServingPoint, float]:
+    """The serving figures at one concurrency (`size` adds the wait for a slot under a request
+    rate), and the inter-token latency without speculation, in ms. `est` is the estimate at
+    this concurrency that fits; its speed is read at the mean KV length (speed_estimate)."""
+    est = speed_estimate(ctx, est, concurrency)
     t = est.throughput
     assert t is not None
     b = t.batch_per_replica
-    rate = t.prefill_tokens_per_s  # one replica, one prompt alone
-    ratio = ctx.input_tokens / ctx.output_tokens
-    plain_step = _step_with_prefill(t, b * ratio / rate)
     if ctx.kind == "none":
         gain = 1.0
         step_core = t
@@ -102,21 +229,20 @@ def serving_point(ctx: Context, est: Estimate, concurrency: int) -> tuple[Servin
         gain = expected_tokens_per_step(ctx.acceptance, ctx.draft_tokens)
         step_core = _verify_step(ctx, concurrency, t)
         draft_s = _draft_seconds(ctx, concurrency, t)
-    # Steady arrivals: each decode step a replica must prefill the prompts of the requests that
-    # its b sequences finish, b x gain / output of a request each, input tokens apiece.
-    prefill_per_step_s = b * gain * ratio / rate
-    step = _step_with_prefill(step_core, prefill_per_step_s) + draft_s
-    itl = step / gain
-    # The new prompt's own chunks: each shares a step with the running batch's decode.
-    full, rest = divmod(ctx.input_tokens, ctx.chunk_tokens)
-    ttft = full * _step_with_prefill(step_core, ctx.chunk_tokens / rate)
-    if rest:
-        ttft += _step_with_prefill(step_core, rest / rate)
-    ttft += draft_s * (full + (1 if rest else 0))
-    lifetime = ttft + (ctx.output_tokens - 1) * itl
-    requests = concurrency / lifetime
-    out_tps = requests * ctx.output_tokens
+    shared = shared_prefill_s(t)
+    times = request_times(
+        lambda x: _step_with_prefill(step_core, x, ctx.weight_read_s) + draft_s,
+        prompt_tokens=ctx.input_tokens, output_tokens=ctx.output_tokens,
+        chunk_tokens=ctx.chunk_tokens, prefill_rate=t.prefill_tokens_per_s,
+        shared_prefill_s=shared, batch=b, gain=gain, traffic=traffic,
+    )
+    plain_step = _step_with_prefill(t, b * shared / max(1, ctx.output_tokens), ctx.weight_read_s)
+    itl = times.itl_s
+    out = max(1, ctx.output_tokens)
+    requests = concurrency / times.slot_s
+    out_tps = requests * out
     in_tps = requests * ctx.input_tokens
+    prefill_per_step_s = times.prefill_per_step_s
     busy = prefill_per_step_s + step_core.decode_step_s + draft_s
     prefill_share = prefill_per_step_s / busy
     usd_in = usd_out = None
@@ -130,15 +256,16 @@ def serving_point(ctx: Context, est: Estimate, concurrency: int) -> tuple[Servin
         tokens_per_s_per_user=1.0 / itl,
         tokens_per_s_total=out_tps,
         tokens_per_s_per_accelerator=out_tps / ctx.build.accelerator_count,
-        ttft_s=ttft,
+        ttft_s=times.ttft_s,
         itl_ms=itl * 1e3,
         usd_per_million_input_tokens=usd_in,
         usd_per_million_output_tokens=usd_out,
         requests_per_s=requests,
         input_tokens_per_s=in_tps,
         prefill_share=prefill_share,
-        queue_wait_s=0.0,
+        queue_wait_s=times.queue_wait_s,
         tokens_per_step=gain,
         bottleneck=step_core.bottleneck,
+        e2e_latency_s=times.e2e_s,
     )
     return point, plain_step * 1e3

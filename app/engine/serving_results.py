@@ -25,6 +25,8 @@ class ServingPoint:
     queue_wait_s: float  # part of ttft_s spent waiting for a slot
     tokens_per_step: float  # tokens each request gains per decode step (>1 with speculation)
     bottleneck: str
+    # Request's time in the system, first prompt chunk (or waiting for a slot) to last token.
+    e2e_latency_s: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)

@@ -75,13 +75,17 @@ def serving_assumptions(
     rt = "prefill chunk = the runtime's prefill_chunk_tokens"
     return first.assumptions + (
         f"Serving: {serving.input_tokens:,} prompt and {serving.output_tokens:,} answer tokens "
-        "per request; each slot holds a whole request, and decode is evaluated at the full "
-        "length (a conservative ITL)",
+        "per request; each slot reserves a whole request's memory, and decode is evaluated at "
+        "the mean length over an answer (prompt + half the answer)",
         "Continuous batching with chunked prefill: at steady arrivals every decode step also "
-        "prefills batch x tokens per step x input/output prompt tokens; that prefill compute "
-        f"adds to the step's compute and hides under its weight reads while memory-bound; {rt}",
-        "TTFT = the prompt's own chunks, each sharing a step with the running batch; with a "
-        "requests/s load, plus the mean M/M/c wait for a slot (Sakasegawa's approximation)",
+        "prefills the prompts of the requests it finishes (batch x tokens per step / output "
+        "of them, short prompts packed into one pass up to the runtime's token budget); that "
+        "prefill compute adds to the step's compute and hides only under its weight reads "
+        f"while those take longer; {rt}",
+        "TTFT = half a decode step waiting for a running batch to take the prompt (when one is "
+        "running), then the "
+        "prompt's own chunks, each sharing a step with the batch; with a requests/s load, plus "
+        "the mean M/M/c wait for a slot (Sakasegawa's approximation)",
         "$ per million tokens: the whole build's $/hour split between prompt and answer tokens "
         "by their share of GPU time, at the cost assumptions' utilisation",
         "Concurrent users are requests in flight (no think time); tokens/s per accelerator "

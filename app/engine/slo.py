@@ -77,7 +77,8 @@ def size(point: ServingPoint, slo: ServiceLevel, accelerators: int) -> SloPoint 
         service_s = point.concurrency / point.requests_per_s
         wait = mmc_wait_s(utilization, point.concurrency, service_s)
     if wait > 0:
-        point = replace(point, ttft_s=point.ttft_s + wait, queue_wait_s=wait)
+        point = replace(point, ttft_s=point.ttft_s + wait, queue_wait_s=wait,
+                        e2e_latency_s=point.e2e_latency_s + wait)
     return SloPoint(
         point=point,
         copies_needed=copies,

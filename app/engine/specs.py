@@ -231,6 +231,13 @@ class Workload(HashedOnce):
     # published run; None = the fewest offloaded layers that fit (parts.py).
     gpu_layers: int | None = None
     cpu_moe_layers: int | None = None
+    # Tokens already in the KV cache when the prompt is prefilled (llama-bench `-d`): each
+    # prompt token also attends to them. 0 (the API's case) is a fresh prompt; the accuracy
+    # service sets it from a measurement's context depth.
+    prefill_depth_tokens: int = 0
+    # llama.cpp's GPU kernel backend (cuda / rocm / vulkan / metal / sycl): it decides the
+    # prefill shares (prep.prefill_efficiency). None: the device's native one.
+    backend: str | None = None
 
     # Hashed once (HashedOnce): the engine keys its memo of per-call quantities by the workload.
     def __post_init__(self) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from .plan import Prepared, kv_share, kv_tokens_weighted
-from .prep import efficiency, link_for, peak_flops
+from .prep import efficiency, link_for, peak_flops, prefill_efficiency, prefill_peak_flops
 from .results import Throughput, fill_throughput
 from .runtime import (
     LINK_DEFAULT_GBS,
@@ -81,8 +81,11 @@ class DecodeModel:
         weighted = kv_tokens_weighted(p, ctx)
         # KV bytes read per sequence, summed over the tp ranks (MLA is read whole by every rank).
         self.kv_per_seq = p.kv_token_layer_bytes * weighted * kv_share(model, tp) * tp
+        # Attention FLOPs over the cached tokens; a linear-attention state update is a few
+        # MFLOPs a layer (its bytes are in kv_per_seq above).
+        attended = weighted - p.state_layer_tokens
         self.flops_per_token = (
-            2.0 * model.params_active_matmul + model.attention_flops_per_context_token * weighted
+            2.0 * model.params_active_matmul + model.attention_flops_per_context_token * attended
         )
         layers = model.num_hidden_layers
         if tp > 1:
@@ -171,18 +174,23 @@ def prefill(
     rt = p.runtime
     per_prompt = workload.prompt_tokens
     n = per_prompt * prompts
-    peak, _ = peak_flops(build, p.precision.compute)
+    peak, half_peak = prefill_peak_flops(rt, build, p.precision.compute)
     attn = model.attention_flops_per_context_token
     w = p.window
-    causal = p.full_layers * per_prompt * per_prompt / 2.0
+    depth = workload.prefill_depth_tokens
+    # Context tokens each prompt token attends to, summed: the depth already cached plus the
+    # causal triangle; a sliding-window layer caps each token's span at its window.
+    causal = p.full_layers * per_prompt * (depth + per_prompt / 2.0)
     if p.windowed_layers:
-        c = min(per_prompt, w)
-        causal += p.windowed_layers * (per_prompt * c - c * c / 2.0)
-    causal *= prompts  # each prompt attends to itself only
+        below = max(0, min(per_prompt, w - depth))  # tokens whose span is under the window
+        causal += p.windowed_layers * (
+            below * depth + below * below / 2.0 + (per_prompt - below) * w
+        )
+    causal *= prompts  # each prompt attends to itself (and its own cached depth) only
     # Weight matmuls run at the precision's rate; attention (QK^T, PV) at the bf16 rate unless
     # the KV cache, and with it FP8 attention, is chosen (vLLM/FlashAttention-3 FP8 path).
-    attn_peak = peak if p.kv_precision == "fp8" else peak_flops(build, "fp16")[0]
-    eff = efficiency(rt, build)
+    attn_peak = peak if p.kv_precision == "fp8" else half_peak
+    eff = prefill_efficiency(rt, build, workload)
     # Routed experts run as grouped GEMMs of n x top_k / experts tokens each, at their own share.
     routed = 2.0 * model.moe_layers * model.num_experts_per_tok * model.expert_params * n
     dense = 2.0 * model.params_active_matmul * n - routed

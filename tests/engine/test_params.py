@@ -79,3 +79,36 @@ def test_a_bad_config_names_its_field(config, field):
     with pytest.raises(EngineInputError) as err:
         spec(config)
     assert err.value.field == field
+
+
+# GLM-4.5-Air (seed_data/models.yaml, issue 14): fields of the HF config.json as vime's
+# scripts/models/glm4.5-106B-A12B.sh @b332ffc transcribes them.
+GLM_45_AIR = {
+    "model_type": "glm4_moe",
+    "hidden_size": 4096,
+    "intermediate_size": 10944,
+    "moe_intermediate_size": 1408,
+    "num_hidden_layers": 46,
+    "num_attention_heads": 96,
+    "num_key_value_heads": 8,
+    "head_dim": 128,
+    "vocab_size": 151552,
+    "n_routed_experts": 128,
+    "n_shared_experts": 1,
+    "num_experts_per_tok": 8,
+    "first_k_dense_replace": 1,
+    "attention_bias": True,
+    "tie_word_embeddings": False,
+}
+
+
+def test_glm4_moe_has_one_dense_layer_and_a_shared_expert_per_moe_layer():
+    m = spec(GLM_45_AIR)
+    assert (m.dense_layers, m.moe_layers) == (1, 45)
+    # One shared expert of the routed width, on every MoE layer, beside the router.
+    assert m.moe_layer_fixed_params == 3 * 4096 * 1408 + 4096 * 128
+    # Z.ai publishes "106B total, 12B active" (rounded to whole billions); its active
+    # figure leaves out the input embedding and the output head.
+    assert m.params_total == pytest.approx(106e9, rel=0.01)
+    body_active = m.params_active - m.embedding_params - m.lm_head_params
+    assert 11.5e9 <= body_active < 12.5e9

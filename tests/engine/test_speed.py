@@ -14,7 +14,18 @@ from app.engine import (
     estimate,
 )
 
-from .shapes import CLUSTER, DEEPSEEK_V3, DESKTOP, H100, H200, LLAMA_8B, LLAMA_70B, RTX4090, spec
+from .shapes import (
+    CLUSTER,
+    DEEPSEEK_V3,
+    DESKTOP,
+    H100,
+    H200,
+    LLAMA_8B,
+    LLAMA_70B,
+    RTX4090,
+    RTX6000,
+    spec,
+)
 
 NVSWITCH_H100 = BuildSpec("8x H100 NVSwitch", H100, 1, 8, IntraNodeLink("nvswitch", 450))
 
@@ -215,3 +226,91 @@ def test_deepseek_v3_batch_sweep_keeps_per_sequence_speed_roughly_flat(batch, me
         _sglang_run(1), 256
     )
     assert measured_growth / 1.3 <= growth <= measured_growth * 1.3
+
+
+def test_llama_cpp_prefill_on_geforce_runs_at_the_fp16_accumulate_rate() -> None:
+    # The catalogue holds GeForce's FP32-accumulate tensor rate; llama.cpp's CUDA GEMMs
+    # accumulate in FP16 (twice that rate there), vLLM's in FP32. A pro card with the same
+    # figures but full-rate FP32 accumulation gets no doubling.
+    from dataclasses import replace
+
+    from app.engine import RUNTIMES
+    from app.engine.prep import half_rate_fp32_accumulate, prefill_peak_flops
+
+    geforce = replace(RTX6000, name="NVIDIA GeForce RTX 4090")
+    llama, vllm = RUNTIMES["llama.cpp"], RUNTIMES["vllm"]
+    assert half_rate_fp32_accumulate(geforce) and not half_rate_fp32_accumulate(RTX6000)
+    pro_peak = prefill_peak_flops(llama, BuildSpec("pro", RTX6000), "fp16")
+    assert pro_peak == (364e12, 364e12)
+    assert prefill_peak_flops(llama, BuildSpec("geforce", geforce), "fp16") == (728e12, 728e12)
+    assert prefill_peak_flops(vllm, BuildSpec("geforce", geforce), "fp16") == pro_peak
+    # FP8 weight GEMMs are not 16-bit ones: unchanged; their 16-bit attention is doubled.
+    assert prefill_peak_flops(llama, BuildSpec("geforce", geforce), "fp8") == (728e12, 728e12)
+    assert prefill_peak_flops(vllm, BuildSpec("geforce", geforce), "fp8") == (728e12, 364e12)
+
+    model = spec(LLAMA_8B)
+    w = Workload(precision="q4_0", runtime="llama.cpp", prompt_tokens=4096, context_tokens=4200)
+    fast = estimate(BuildSpec("geforce", geforce), model, w).throughput.prefill_tokens_per_s
+    slow = estimate(BuildSpec("pro", RTX6000), model, w).throughput.prefill_tokens_per_s
+    assert 1.5 * slow < fast < 2 * slow  # the compute part doubles, fixed costs do not
+
+
+def test_prefill_after_cached_context_attends_to_it_up_to_the_window() -> None:
+    # Each prompt token attends to the depth already cached as well: full attention adds the
+    # same time for every further 8,192 cached tokens; a sliding window caps what a token can
+    # see, so depth beyond the window costs nothing more.
+    from dataclasses import replace
+
+    build = BuildSpec("1x 4090", RTX4090)
+    w = Workload(precision="q4_0", runtime="llama.cpp", prompt_tokens=2048, context_tokens=40000)
+
+    def ttft(config: dict, depth: int) -> float:
+        work = replace(w, prefill_depth_tokens=depth)
+        return estimate(build, spec(config), work).throughput.time_to_first_token_s
+
+    full = [ttft(LLAMA_8B, d) for d in (0, 8192, 16384)]
+    assert full[0] < full[1] < full[2]
+    assert full[2] - full[1] == pytest.approx(full[1] - full[0], rel=1e-6)
+    windowed = {**LLAMA_8B, "model_type": "mistral", "sliding_window": 4096}
+    capped = [ttft(windowed, d) for d in (0, 2048, 8192, 16384)]
+    assert capped[0] < capped[1] < capped[2] == pytest.approx(capped[3], rel=1e-9)
+
+
+def test_a_foreign_kernel_backend_takes_its_own_prefill_shares(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Vulkan on an NVIDIA card reads the (llama.cpp, class, vulkan) entry; CUDA, the card's
+    # native backend, and an unnamed backend read the device class's.
+    from dataclasses import replace
+    from types import MappingProxyType
+
+    from app.engine import runtime
+    from app.engine.plan import clear_prepared
+    from app.engine.prep import accelerator_class
+
+    card = replace(RTX4090, vendor="NVIDIA")
+    kind = accelerator_class(card)
+    native = runtime.Efficiency(0.8, 0.4, 0.2, 8e-6, None)
+    vulkan = runtime.Efficiency(0.8, 0.1, 0.2, 8e-6, None)
+    table = {("llama.cpp", kind): native, ("llama.cpp", kind, "vulkan"): vulkan}
+    monkeypatch.setattr(runtime, "CALIBRATION", MappingProxyType(table))
+    clear_prepared()
+    try:
+        base = Workload(precision="q4_0", runtime="llama.cpp", prompt_tokens=4096,
+                        context_tokens=4200)
+
+        def ttft(backend: str | None) -> float:
+            work = replace(base, backend=backend)
+            result = estimate(BuildSpec("c", card), spec(LLAMA_8B), work)
+            return result.throughput.time_to_first_token_s
+
+        assert ttft(None) == ttft("cuda")
+        assert ttft("vulkan") > 3 * ttft(None)  # a quarter of the compute share
+        # vLLM has one kernel stack: a backend name changes nothing.
+        vllm = replace(base, runtime="vllm", precision="bf16")
+        plain = estimate(BuildSpec("c", card), spec(LLAMA_8B), vllm).throughput
+        named = estimate(BuildSpec("c", card), spec(LLAMA_8B), replace(vllm, backend="vulkan"))
+        assert named.throughput.time_to_first_token_s == plain.time_to_first_token_s
+    finally:
+        monkeypatch.undo()
+        clear_prepared()

@@ -20,7 +20,6 @@ from app.services.accuracy import (
     evaluate,
     measurement_cases,
     roofline_predictor,
-    serving_figure,
     summarize,
 )
 from app.services.catalog import import_document
@@ -95,81 +94,6 @@ def test_roofline_prefill_is_dense_flops_over_twice_the_active_params() -> None:
 def test_roofline_fit_compares_weights_with_total_memory() -> None:
     # 16 GB of FP16 weights in 48 GB: no out-of-memory.
     assert roofline_predictor(_case("out_of_memory", measured=False)) is False
-
-
-def test_serving_figures_combine_first_token_and_steps() -> None:
-    assert serving_figure("e2e_latency_s", ttft_s=0.5, step_s=0.01, batch=1, output_tokens=100) == (
-        pytest.approx(1.5)
-    )
-    assert serving_figure("itl_ms", ttft_s=0.5, step_s=0.01, batch=1, output_tokens=100) == 10.0
-    # 4 requests x 100 tokens over 4 x 0.5 s of prefill + 100 steps of 0.01 s.
-    total = serving_figure(
-        "output_tokens_per_s_total", ttft_s=0.5, step_s=0.01, batch=4, output_tokens=100
-    )
-    assert total == pytest.approx(400 / 3.0)
-
-
-def test_serving_latencies_under_concurrency_follow_the_steady_state_cycle() -> None:
-    # 4 requests in flight: a cycle is 4 prefills of 0.5 s plus 100 steps of 0.01 s = 3 s.
-    def figure(metric: str) -> float:
-        return serving_figure(metric, ttft_s=0.5, step_s=0.01, batch=4, output_tokens=100)
-
-    assert figure("ttft_s") == pytest.approx(0.5 * 5 / 2)  # waits for 2.5 prefills on average
-    assert figure("e2e_latency_s") == pytest.approx(3.0)  # Little's law: 4 / (4 / 3 s)
-    assert figure("itl_ms") == pytest.approx((3.0 - 1.25) / 100 * 1000)
-    # Without a published output length there is no turnover to spread over the tokens.
-    assert serving_figure(
-        "itl_ms", ttft_s=0.5, step_s=0.01, batch=4, output_tokens=0
-    ) == pytest.approx(10.0)
-
-
-def test_short_prompts_of_other_requests_share_prefill_passes() -> None:
-    # 4 requests, a prompt alone takes 0.5 s, packed with others 0.1 s each: a cycle is one
-    # prompt alone + 3 packed + 100 steps = 0.5 + 0.3 + 1.0 = 1.8 s.
-    def figure(metric: str) -> float:
-        return serving_figure(
-            metric, ttft_s=0.5, step_s=0.01, batch=4, output_tokens=100, packed_prefill_s=0.1
-        )
-
-    assert figure("e2e_latency_s") == pytest.approx(1.8)
-    assert figure("ttft_s") == pytest.approx(0.5 + 0.1 * 3 / 2)  # 1.5 packed prompts ahead
-    assert figure("output_tokens_per_s_total") == pytest.approx(400 / 1.8)
-
-
-def test_a_steady_closed_loop_meets_only_its_own_prefill() -> None:
-    # Arrivals spread over the cycle (4 x 0.5 s prefills + 100 x 0.01 s steps = 3 s): a prompt
-    # waits for no other prefill, so TTFT = 0.5 s, and the others' prefills stall its steps.
-    def figure(metric: str) -> float:
-        return serving_figure(
-            metric, ttft_s=0.5, step_s=0.01, batch=4, output_tokens=100, arrival="steady"
-        )
-
-    assert figure("ttft_s") == pytest.approx(0.5)
-    assert figure("e2e_latency_s") == pytest.approx(3.0)
-    assert figure("itl_ms") == pytest.approx((3.0 - 0.5) / 100 * 1000)
-
-
-def test_an_uncapped_burst_runs_in_sub_waves_of_the_batch_that_fits() -> None:
-    # 20 requests at once, 4 fit: 5 sub-waves of one 3 s cycle each; on average a request
-    # waits (5 - 1) / 2 = 2 cycles = 6 s before its prefill queue of 1.25 s.
-    ttft = serving_figure(
-        "ttft_s", ttft_s=0.5, step_s=0.01, batch=4, output_tokens=100, arrival="burst", wave=20
-    )
-    assert ttft == pytest.approx(6.0 + 1.25)
-
-
-def test_requests_beyond_the_batch_that_fits_wait_in_the_queue() -> None:
-    # 8 requests in flight, 4 fit: each lives two 3 s cycles, one of them waiting.
-    def figure(metric: str, in_flight: float | None) -> float:
-        return serving_figure(
-            metric, ttft_s=0.5, step_s=0.01, batch=4, output_tokens=100, in_flight=in_flight
-        )
-
-    assert figure("e2e_latency_s", 8) == pytest.approx(6.0)
-    assert figure("ttft_s", 8) == pytest.approx(3.0 + 1.25)
-    for unchanged in ("itl_ms", "output_tokens_per_s_total"):
-        assert figure(unchanged, 8) == pytest.approx(figure(unchanged, None))
-    assert figure("e2e_latency_s", 2) == pytest.approx(3.0)  # fewer in flight: no queue
 
 
 def test_a_serving_run_beyond_the_kv_cache_is_predicted_with_a_queue() -> None:
@@ -277,7 +201,7 @@ def test_runs_on_the_cpu_are_not_predicted(session: Session) -> None:
     on_gpu = measurement("t-gpu", backend="cuda")
     assert import_document(session, {"measurements": [on_cpu, on_gpu]}, actor="t").ok
     cases = measurement_cases(snapshot(session))
-    assert "run on the CPU" in {s.slug: s.reason for s in cases.skipped}["t-cpu"]
+    assert "CPU backend is not modelled" in {s.slug: s.reason for s in cases.skipped}["t-cpu"]
     assert "t-gpu" in {c.slug for c in cases.cases}
 
 

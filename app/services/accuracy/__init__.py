@@ -60,7 +60,6 @@ from .predictors import (
     evaluate,
     figure_of,
     roofline_predictor,
-    serving_figure,
     uncached_engine_predictor,
 )
 from .report import accuracy_report, report_inputs_digest
@@ -100,7 +99,6 @@ __all__ = [
     "percentile",
     "report_inputs_digest",
     "roofline_predictor",
-    "serving_figure",
     "summarize",
     "summarize_by_metric",
     "uncached_engine_predictor",

@@ -6,6 +6,9 @@ from dataclasses import replace
 
 from app.caching import ValueCache
 from app.engine import PRECISIONS, BuildSpec, CostAssumptions, Estimate, ModelSpec, Workload
+from app.engine.results import Throughput
+from app.engine.serving_point import Traffic, plain_context, request_times, serving_point
+from app.engine.serving_results import ServingPoint
 from app.errors import DomainError
 from app.services.engine_runs import run_engine
 
@@ -14,62 +17,7 @@ from .groups import FIT_METRIC, SERVING_METRICS, Case, Predicted, RowResult
 # Engine runs by input value (the same key space as estimates.ENGINE_RESULTS; ~1,000 rows).
 PREDICTIONS = ValueCache(max_entries=5_000)
 MAX_BATCH_ATTEMPTS = 8
-
-
-def serving_figure(
-    metric: str,
-    *,
-    ttft_s: float,
-    step_s: float,
-    batch: int,
-    output_tokens: int,
-    in_flight: float | None = None,
-    packed_prefill_s: float | None = None,
-    arrival: str | None = None,
-    wave: float | None = None,
-) -> float:
-    """A serving metric from one prompt's prefill time `ttft_s` and a decode step `step_s`
-    (one token for each of `batch` sequences), for a benchmark that keeps `batch` requests in
-    flight (vllm bench serve --max-concurrency, SGLang bench_serving, trtllm-bench).
-
-    In steady state the batch turns over once per cycle = batch x ttft_s + output x step_s:
-    every request's prompt is prefilled (one prompt at a time, between decode steps) and every
-    request decodes `output` steps. Throughput = batch x output / cycle; by Little's law each
-    request lives one cycle (end-to-end); a request waits on average for (batch + 1) / 2
-    prefills before its first token; the rest of its life, spread over its output tokens, is
-    its inter-token latency (decode steps stalled by the other requests' prefills). With one
-    request these are ttft_s, ttft_s + output x step_s and step_s.
-
-    With more requests in flight (`in_flight`) than the `batch` the KV cache holds, the rest
-    queue: throughput and ITL stay those of `batch`, and by Little's law for a closed loop each
-    request lives in_flight / batch cycles, the extra ones spent waiting before its prefill.
-
-    Short prompts share prefill passes (`packed_prefill_s` per prompt, the runtime's token
-    budget per pass): the other requests' prompts cost that much each, a request's own ttft_s.
-
-    The arrival process decides the queue ahead of a prompt: a burst (every request of a wave
-    sent at once) queues it behind half the batch's prefills; in a steady closed loop the
-    arrivals are spread over the cycle, so a prompt meets only its own prefill. A burst of
-    `wave` requests with no cap on those in flight runs as wave / batch sub-waves, one after
-    another: on average a request waits for half of the others."""
-    out = max(1, output_tokens)
-    shared = ttft_s if packed_prefill_s is None else min(ttft_s, packed_prefill_s)
-    cycle = ttft_s + (batch - 1) * shared + out * step_s
-    first_token = ttft_s if arrival == "steady" else ttft_s + shared * (batch - 1) / 2.0
-    waiting = (max(in_flight or batch, batch) / batch - 1.0) * cycle
-    if wave is not None and wave > batch:
-        waiting = (wave / batch - 1.0) / 2.0 * cycle
-    if metric == "ttft_s":
-        return waiting + first_token
-    if metric == "itl_ms":
-        if output_tokens <= 0:  # no output length published: no turnover to spread
-            return step_s * 1000.0
-        return (cycle - first_token) / out * 1000.0
-    if metric == "e2e_latency_s":
-        return waiting + cycle
-    if metric == "output_tokens_per_s_total":
-        return batch * out / cycle
-    raise ValueError(f"not a serving metric: {metric}")
+DEFAULT_COSTS = CostAssumptions()
 
 
 def estimate_for(build: BuildSpec, model: ModelSpec, workload: Workload) -> Estimate:
@@ -102,9 +50,9 @@ def _engine_figure(case: Case, estimate: Estimator) -> Predicted:
     est = estimate(case.workload)
     if est.throughput is None and case.group.metric in SERVING_METRICS:
         # More requests in flight than the KV cache holds: the runtime runs what fits and
-        # queues the rest (serving_figure's `in_flight`).
+        # queues the rest (the serving point's Traffic.in_flight).
         est = _within_capacity(case.workload, estimate) or est
-    return figure_of(case, est)
+    return figure_of(case, est, lambda: estimate(replace(case.workload, batch=1)))
 
 
 def engine_predictor(case: Case) -> Predicted:
@@ -117,8 +65,9 @@ def uncached_engine_predictor(case: Case) -> Predicted:
     return _engine_figure(case, lambda w: run_engine(case.build, case.model, w, CostAssumptions()))
 
 
-def figure_of(case: Case, est: Estimate) -> Predicted:
-    """The case's metric read from an engine estimate for its inputs."""
+def figure_of(case: Case, est: Estimate, single: Callable[[], Estimate]) -> Predicted:
+    """The case's metric read from an engine estimate for its inputs (`single`: the estimate
+    at batch 1, which a serving figure reads its weight-read time from)."""
     metric = case.group.metric
     if metric == FIT_METRIC:
         return not est.fits
@@ -131,20 +80,36 @@ def figure_of(case: Case, est: Estimate) -> Predicted:
         )
     if metric == "prefill_tokens_per_s":
         return t.prefill_tokens_per_s
+    return _serving_figure(case, est, t, single())
+
+
+def _serving_figure(case: Case, est: Estimate, t: Throughput, single: Estimate) -> float:
+    """The product's serving point (engine.serving_point) for the benchmark's traffic: the
+    requests it kept in flight per replica and how it sent them."""
     replicas = est.plan.data_parallel
-    figure = serving_figure(
-        metric,
-        ttft_s=t.time_to_first_token_s,
-        step_s=t.decode_step_s,
-        batch=t.batch_per_replica,
-        output_tokens=case.output_tokens,
+    ctx = plain_context(case.build, case.model, case.workload, est, case.output_tokens,
+                        DEFAULT_COSTS, single)
+    traffic = Traffic(
+        # An unrecorded arrival process is taken as a burst (every request sent at once).
+        arrival=case.arrival or "burst",
         in_flight=case.workload.batch / replicas,
-        packed_prefill_s=t.packed_prefill_s,
-        arrival=case.arrival,
         wave=_uncapped_wave(case, replicas),
     )
-    # Throughput over all data-parallel replicas; latencies are per request.
-    return figure * replicas if metric == "output_tokens_per_s_total" else figure
+    served = min(case.workload.batch, t.batch_per_replica * replicas)
+    point, _ = serving_point(ctx, est, served, traffic)
+    return _metric_of(case.group.metric, point)
+
+
+def _metric_of(metric: str, point: ServingPoint) -> float:
+    if metric == "ttft_s":
+        return point.ttft_s
+    if metric == "itl_ms":
+        return point.itl_ms
+    if metric == "e2e_latency_s":
+        return point.e2e_latency_s
+    if metric == "output_tokens_per_s_total":
+        return point.tokens_per_s_total
+    raise ValueError(f"not a serving metric: {metric}")
 
 
 def _uncapped_wave(case: Case, replicas: int) -> float | None:
@@ -172,15 +137,22 @@ def roofline_predictor(case: Case) -> Predicted:
         return workload.batch / step_s
     if metric == "prefill_tokens_per_s":
         return prefill
-    return serving_figure(
-        metric,
-        ttft_s=workload.prompt_tokens / prefill,
-        step_s=step_s,
-        batch=workload.batch,
-        output_tokens=case.output_tokens,
-        arrival=case.arrival,
-        wave=_uncapped_wave(case, 1),
+    # The same request-time formula as the engine's serving point, on the naive figures: a
+    # step with x seconds of prefill in it takes step_s + x (nothing hides under the reads).
+    prompt = workload.prompt_tokens
+    times = request_times(
+        lambda x: step_s + x,
+        prompt_tokens=prompt, output_tokens=case.output_tokens, chunk_tokens=max(1, prompt),
+        prefill_rate=prefill, shared_prefill_s=prompt / prefill, batch=workload.batch,
+        traffic=Traffic(arrival=case.arrival or "burst", wave=_uncapped_wave(case, 1)),
     )
+    if metric == "ttft_s":
+        return times.ttft_s
+    if metric == "itl_ms":
+        return times.itl_s * 1e3
+    if metric == "e2e_latency_s":
+        return times.e2e_s
+    return workload.batch * max(1, case.output_tokens) / times.slot_s
 
 
 Predictor = Callable[[Case], Predicted]

@@ -1,0 +1,89 @@
+"""The request-time formula shared by the serving curve and the accuracy report."""
+
+import pytest
+
+from app.engine.serving_point import Traffic, request_times
+
+# A toy replica: a decode step of 10 ms, and prefill that never hides under it (step + x), so
+# the figures can be checked by hand. A 1,000-token prompt alone takes 0.5 s (2,000 tokens/s).
+STEP_S = 0.01
+
+
+def _times(batch: int, output: int = 100, *, shared: float = 0.5, **traffic: object):
+    return request_times(
+        lambda x: STEP_S + x,
+        prompt_tokens=1000, output_tokens=output, chunk_tokens=8192, prefill_rate=2000.0,
+        shared_prefill_s=shared, batch=batch, traffic=Traffic(**traffic),  # type: ignore[arg-type]
+    )
+
+
+def test_one_request_is_its_prefill_then_its_steps() -> None:
+    t = _times(1)
+    # Its prompt rides one step (0.5 s + 10 ms); 99 more tokens, each 10 ms plus the 1/100 of
+    # the next prompt's prefill that each step carries as the request turns over.
+    assert t.ttft_s == pytest.approx(0.51)
+    assert t.itl_s == pytest.approx(STEP_S + 0.5 / 100)
+    assert t.e2e_s == pytest.approx(0.51 + 99 * t.itl_s)
+    assert t.queue_wait_s == 0.0
+
+
+def test_the_batch_turning_over_stalls_every_step_with_prefill() -> None:
+    # 4 in flight, 100 tokens each: every step prefills 4/100 of a prompt.
+    t = _times(4)
+    assert t.prefill_per_step_s == pytest.approx(4 * 0.5 / 100)
+    assert t.itl_s == pytest.approx(STEP_S + 0.02)
+    # Without a published output length there is no turnover to spread over the tokens.
+    assert _times(4, output=0).itl_s == pytest.approx(STEP_S)
+
+
+def test_short_prompts_of_other_requests_share_prefill_passes() -> None:
+    packed, alone = _times(4, shared=0.1, arrival="burst"), _times(4, arrival="burst")
+    assert packed.itl_s < alone.itl_s
+    # Its own prompt still takes 0.5 s; the three ahead of it 0.1 s each.
+    assert packed.ttft_s == pytest.approx(0.51 + 0.1 * 3 / 2)
+    assert packed.e2e_s < alone.e2e_s
+    assert _times(4, shared=0.1).itl_s == pytest.approx(STEP_S + 4 * 0.1 / 100)
+
+
+def test_a_steady_arrival_waits_half_a_step_for_the_batch_to_take_it() -> None:
+    steady = _times(4)
+    step = STEP_S + 4 * 0.5 / 100  # a decode step with the turnover's prefill in it
+    assert steady.ttft_s == pytest.approx(0.51 + step / 2)
+    assert _times(1).ttft_s == pytest.approx(0.51)  # alone: nothing running to wait for
+
+
+def test_a_burst_queues_a_prompt_behind_half_the_others_without_changing_the_lifetime() -> None:
+    burst = _times(4, arrival="burst")
+    assert burst.ttft_s == pytest.approx(0.51 + 0.5 * 3 / 2)
+    # The prompts ahead ran before it: its decode is stalled by that much less, and its time
+    # in a slot is its own prefill plus its 99 turnover-stalled steps, as in a steady stream.
+    steady_itl = STEP_S + 4 * 0.5 / 100
+    assert burst.e2e_s == pytest.approx(0.51 + 99 * steady_itl)
+    assert burst.itl_s < steady_itl
+
+
+def test_requests_beyond_the_batch_wait_for_slots() -> None:
+    base = _times(4)
+    # 8 in flight, 4 fit: each lives two slot times, one of them waiting.
+    queued = _times(4, in_flight=8)
+    assert queued.e2e_s == pytest.approx(2 * base.e2e_s)
+    assert queued.ttft_s == pytest.approx(base.ttft_s + base.slot_s)
+    assert queued.itl_s == pytest.approx(base.itl_s)
+    assert _times(4, in_flight=2).e2e_s == pytest.approx(base.e2e_s)  # fewer: no queue
+
+
+def test_an_uncapped_burst_runs_in_sub_waves_of_the_batch_that_fits() -> None:
+    burst = _times(4, arrival="burst")
+    waves = _times(4, arrival="burst", wave=20)
+    # 20 at once, 4 fit: 5 sub-waves; on average a request waits (5 - 1) / 2 slot times.
+    assert waves.queue_wait_s == pytest.approx(2 * burst.slot_s)
+    assert waves.ttft_s == pytest.approx(burst.ttft_s + 2 * burst.slot_s)
+
+
+def test_a_long_prompt_runs_in_chunks_each_sharing_a_step() -> None:
+    long = request_times(
+        lambda x: STEP_S + x, prompt_tokens=20_000, output_tokens=100, chunk_tokens=8192,
+        prefill_rate=2000.0, shared_prefill_s=10.0, batch=1,
+    )
+    # 8,192 + 8,192 + 3,616 tokens: three steps, each with its chunk's prefill.
+    assert long.ttft_s == pytest.approx(3 * STEP_S + 20_000 / 2000.0)

@@ -1,0 +1,49 @@
+"""Prefill rows of the catalog as engine inputs: context depth, kernel backend, CPU-only runs."""
+
+from sqlalchemy.orm import Session
+
+from app.caching import snapshot
+from app.engine import estimate
+from app.services.accuracy import measurement_cases
+from app.services.catalog import import_document
+
+from .test_measurements import measurement
+
+
+def _prefill(slug: str, **changes: object) -> dict[str, object]:
+    return measurement(
+        slug,
+        metric="prefill_tokens_per_s",
+        prompt_tokens=2048,
+        output_tokens=0,
+        value=5000.0,
+        **changes,
+    )
+
+
+def test_prefill_rows_carry_their_depth_and_backend_and_cpu_runs_are_not_predicted(
+    session: Session,
+) -> None:
+    rows = [
+        _prefill("t-pp"),
+        _prefill("t-pp-d8192", context_depth_tokens=8192),
+        _prefill("t-pp-vulkan", backend="vulkan"),
+        _prefill("t-pp-cpu", backend="cpu"),
+    ]
+    assert import_document(session, {"measurements": rows}, actor="t").ok
+    cases = measurement_cases(snapshot(session))
+    by_slug = {c.slug: c for c in cases.cases}
+    assert by_slug["t-pp"].workload.prefill_depth_tokens == 0
+    deep = by_slug["t-pp-d8192"]
+    assert deep.workload.prefill_depth_tokens == 8192
+    assert deep.workload.context_tokens == 8192 + 2048
+    assert by_slug["t-pp-vulkan"].workload.backend == "vulkan"
+    assert by_slug["t-pp"].workload.backend is None
+    assert "CPU backend" in {s.slug: s.reason for s in cases.skipped}["t-pp-cpu"]
+    # The same prompt after 8,192 cached tokens attends to them too: a slower prefill.
+    fresh = by_slug["t-pp"]
+    speeds = [
+        estimate(c.build, c.model, c.workload).throughput.prefill_tokens_per_s
+        for c in (fresh, deep)
+    ]
+    assert speeds[1] < speeds[0]
