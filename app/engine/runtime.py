@@ -37,16 +37,12 @@ class RuntimeProfile:
     # stages drain at the end of each call. llama.cpp: n_batch (default 2048) of n_ubatch-token
     # micro-batches (ggml-org/llama.cpp PR #6017); None: the whole prompt (vLLM and kin).
     prefill_pipeline_tokens: int | None = None
-    # The runtime's 16-bit prefill GEMMs accumulate in FP16: llama.cpp's CUDA backend calls
-    # cuBLAS with CUBLAS_COMPUTE_16F (FP32 on CDNA only) and its quantised MMQ kernels use int8
-    # tensor cores (ggml-cuda.cu, ggml_cuda_op_mul_mat_cublas). On GeForce-class tensor cores
-    # that runs at twice the FP32-accumulate rate the catalogue's fp16_tflops holds
-    # (prep.prefill_peak_flops); vLLM and kin accumulate in FP32.
+    # 16-bit prefill GEMMs accumulate in FP16 (llama.cpp: cuBLAS CUBLAS_COMPUTE_16F, FP32 on CDNA
+    # only; ggml_cuda_op_mul_mat_cublas): twice the FP32-accumulate rate of fp16_tflops on
+    # GeForce-class tensor cores (prep.prefill_peak_flops); vLLM and kin accumulate in FP32.
     fp16_accumulate: bool = False
-    # The runtime runs one of several GPU kernel backends (llama.cpp: CUDA, ROCm/HIP, Vulkan,
-    # Metal) whose prefill differs more than the device class says: a backend other than the
-    # device's native one has its own fitted prefill shares where the measurements pin them
-    # (prep.prefill_efficiency, benchmarks/calibrate.py).
+    # Several GPU kernel backends (llama.cpp: CUDA, ROCm, Vulkan, Metal): a non-native backend has
+    # its own fitted prefill shares where the measurements pin them (prep.prefill_efficiency).
     kernel_backends: bool = False
 
 
