@@ -7,11 +7,7 @@ import math
 from .plan import Prepared, kv_share, kv_tokens_weighted
 from .prep import efficiency, link_for, peak_flops, prefill_efficiency, prefill_peak_flops
 from .results import Throughput, fill_throughput
-from .runtime import (
-    LINK_DEFAULT_GBS,
-    LINK_EFFICIENCY,
-    LINK_LATENCY_US,
-)
+from .runtime import LINK_DEFAULT_GBS, LINK_EFFICIENCY, LINK_LATENCY_US
 from .specs import BuildSpec, ModelSpec, Workload
 
 ACTIVATION_BYTES = 2.0  # hidden states cross links in 16-bit
@@ -81,8 +77,7 @@ class DecodeModel:
         weighted = kv_tokens_weighted(p, ctx)
         # KV bytes read per sequence, summed over the tp ranks (MLA is read whole by every rank).
         self.kv_per_seq = p.kv_token_layer_bytes * weighted * kv_share(model, tp) * tp
-        # Attention FLOPs over the cached tokens; a linear-attention state update is a few
-        # MFLOPs a layer (its bytes are in kv_per_seq above).
+        # Attention FLOPs over cached tokens (a linear-attention state's bytes are in kv_per_seq).
         attended = weighted - p.state_layer_tokens
         self.flops_per_token = (
             2.0 * model.params_active_matmul + model.attention_flops_per_context_token * attended
@@ -178,8 +173,7 @@ def prefill(
     attn = model.attention_flops_per_context_token
     w = p.window
     depth = workload.prefill_depth_tokens
-    # Context tokens each prompt token attends to, summed: the depth already cached plus the
-    # causal triangle; a sliding-window layer caps each token's span at its window.
+    # Context each prompt token attends to: cached depth + causal triangle, capped by a window.
     causal = p.full_layers * per_prompt * (depth + per_prompt / 2.0)
     if p.windowed_layers:
         below = max(0, min(per_prompt, w - depth))  # tokens whose span is under the window
