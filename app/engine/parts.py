@@ -88,7 +88,9 @@ def with_parts(
     experts_layer = model.n_routed_experts * p.expert_bytes
     moe_every = set(moe_layer_indices(model))
     head = p.head_bytes
-    embed = p.embed_bytes
+    # llama.cpp keeps the input embedding in host RAM (memory.stages): only the output layer
+    # goes with the last card.
+    embed = 0.0 if p.runtime.ggml_layout else p.embed_bytes
 
     allowed = _offload_allowed(build, workload) and p.runtime.split == "layers"
     candidates, head_cpu = placement_candidates(workload, layers, len(moe_every), allowed)
