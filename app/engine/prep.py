@@ -9,6 +9,7 @@ from .runtime import (
     LINK_DEFAULT_GBS,
     LINK_LATENCY_US,
     MLA_FIXED_S_PER_LAYER,
+    PRE_CUDA_GRAPH_S_PER_LAYER,
     UNIFIED_USABLE_BY_PLATFORM,
     Efficiency,
     RuntimeProfile,
@@ -177,3 +178,11 @@ def fixed_per_pass(rt: RuntimeProfile, build: BuildSpec, model: ModelSpec) -> fl
     if model.kv_lora_rank:
         fixed += MLA_FIXED_S_PER_LAYER * model.num_hidden_layers
     return fixed
+
+
+def launch_s_without_graphs(rt: RuntimeProfile, model: ModelSpec, workload: Workload) -> float:
+    """Extra seconds per decode step of a llama.cpp CUDA build from before CUDA graphs (the
+    host launched each kernel of a token; runtime.PRE_CUDA_GRAPH_S_PER_LAYER); 0 otherwise."""
+    if workload.cuda_graphs or not rt.ggml_layout:
+        return 0.0
+    return PRE_CUDA_GRAPH_S_PER_LAYER * model.num_hidden_layers

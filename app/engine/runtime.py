@@ -37,6 +37,12 @@ class RuntimeProfile:
     # stages drain at the end of each call. llama.cpp: n_batch (default 2048) of n_ubatch-token
     # micro-batches (ggml-org/llama.cpp PR #6017); None: the whole prompt (vLLM and kin).
     prefill_pipeline_tokens: int | None = None
+    # ggml's graph layout (llama.cpp, Ollama): the input token embedding stays in host RAM
+    # ("there is very little benefit to offloading the input layer, so always keep it on the
+    # CPU", src/llama-model.cpp) and the layer split counts the output layer as one more unit
+    # on the last card; without flash attention each card's compute buffer holds the F32
+    # K*Q scores of one micro-batch (memory.score_buffer_bytes).
+    ggml_layout: bool = False
 
 
 # MoE fixed cost per layer: vLLM's fused-MoE path was hand-set from the gpt-oss-120b on A100
@@ -66,6 +72,7 @@ _LLAMA_CPP = RuntimeProfile(
     MOE_FIXED_S_PER_LAYER_LLAMA_CPP,
     "layers",
     LLAMA_CPP_BATCH_TOKENS,
+    ggml_layout=True,
 )
 
 RUNTIMES: MappingProxyType[str, RuntimeProfile] = MappingProxyType(
@@ -111,6 +118,7 @@ RUNTIMES: MappingProxyType[str, RuntimeProfile] = MappingProxyType(
             MOE_FIXED_S_PER_LAYER_LLAMA_CPP,
             "layers",
             OLLAMA_BATCH_TOKENS,
+            ggml_layout=True,
         ),
         "mlx": RuntimeProfile(
             "mlx",
@@ -177,6 +185,14 @@ UNIFIED_FIXED_S_PER_LAYER = 60e-6  # Apple (Metal) only
 # kernels that do not overlap with the bandwidth-bound GEMMs. Per runtime: see
 # RuntimeProfile.moe_fixed_s_per_layer and docs/engine.md section 7.
 MOE_FIXED_S_PER_LAYER = MOE_FIXED_S_PER_LAYER_VLLM
+
+# llama.cpp decode on CUDA before CUDA graphs (ggml-org/llama.cpp PR #6766, merged 2024-05-08,
+# commit bc4bba3): every kernel of a token was launched from the host. The PR's own tg figures
+# for Llama 2 7B (32 layers) give the per-layer time the graphs removed: RTX 3090 116.3 -> 128.3
+# tokens/s (25 us per layer), RTX 4090 138.3 -> 146.8 (13 us), H100 PCIe (Q4_K_M) 143.4 -> 163.8
+# (27 us). Their mean, an estimate, is added per layer to the decode steps of such builds
+# (Workload.cuda_graphs = False); the fitted launch cost then describes today's builds.
+PRE_CUDA_GRAPH_S_PER_LAYER = 22e-6
 
 # Fixed time per decode forward pass of one multi-head-latent-attention layer (DeepSeek-V3,
 # Kimi K2), beyond its bytes: absorbed MLA runs q_a/q_b/kv_a projections, two extra norms,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from .plan import Prepared, kv_share, kv_tokens_weighted
-from .prep import efficiency, link_for, peak_flops
+from .prep import efficiency, launch_s_without_graphs, link_for, peak_flops
 from .results import Throughput, fill_throughput
 from .runtime import (
     LINK_DEFAULT_GBS,
@@ -102,7 +102,9 @@ class DecodeModel:
             )
         else:
             self.comm_fixed = self.comm_per_token = 0.0
-        self.fixed = rt.fixed_s_per_step + p.fixed_pass_s
+        self.fixed = (
+            rt.fixed_s_per_step + p.fixed_pass_s + launch_s_without_graphs(rt, model, workload)
+        )
         if pp > 1:
             hop_bw, hop_lat = _hop(build, tp, pp)
             self.hop_fixed = (pp - 1) * hop_lat
