@@ -43,10 +43,10 @@ ROWS: dict[str, tuple[int, int]] = {
 # fixed_s_per_layer, moe_prefill_compute); a value not fitted for a pair is the
 # runtime's hand-set one (moe_prefill_compute None: as prefill_compute).
 EFFICIENCY: dict[tuple[str, str], tuple[float, float, float, float, float | None]] = {
-    ("llama.cpp", "Apple unified"): (0.7782, 0.5637, 0.1863, 0.00012, 0.05024),
-    ("llama.cpp", "CUDA/ROCm unified"): (0.8603, 0.2, 0.1863, 0.00012, 0.05024),
-    ("llama.cpp", "HBM datacenter"): (0.8603, 0.4477, 0.1863, 0.00012, 0.05024),
-    ("llama.cpp", "discrete GDDR"): (1.0, 0.5637, 0.1863, 0.00012, 0.05024),
+    ("llama.cpp", "Apple unified"): (0.7782, 0.5637, 0.139, 0.00012, 0.05024),
+    ("llama.cpp", "CUDA/ROCm unified"): (0.8603, 0.2, 0.139, 0.00012, 0.05024),
+    ("llama.cpp", "HBM datacenter"): (0.8603, 0.4477, 0.139, 0.00012, 0.05024),
+    ("llama.cpp", "discrete GDDR"): (0.9045, 0.5637, 0.139, 6e-05, 0.05024),
     ("sglang", "Apple unified"): (0.6, 0.55, 0.02783, 6e-05, 0.02),
     ("sglang", "CUDA/ROCm unified"): (0.75, 0.55, 0.02783, 4e-06, 0.02),
     ("sglang", "HBM datacenter"): (0.8, 0.55, 0.02783, 4e-06, 0.02),
