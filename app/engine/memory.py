@@ -63,7 +63,7 @@ def stages(p: Prepared, layers: int, pp: int) -> tuple[tuple[float, float], ...]
         return ((1.0, p.head_bytes),)
     units = layers + 1
     first = -(-units // pp)
-    last = units - -(-(pp - 1) * units // pp) - 1  # its units less the output layer
+    last = max(0, units - -(-(pp - 1) * units // pp) - 1)  # its units less the output layer
     return ((first / layers, 0.0), (last / layers, p.head_bytes))
 
 
