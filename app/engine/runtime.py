@@ -186,12 +186,9 @@ UNIFIED_FIXED_S_PER_LAYER = 60e-6  # Apple (Metal) only
 # RuntimeProfile.moe_fixed_s_per_layer and docs/engine.md section 7.
 MOE_FIXED_S_PER_LAYER = MOE_FIXED_S_PER_LAYER_VLLM
 
-# llama.cpp decode on CUDA before CUDA graphs (ggml-org/llama.cpp PR #6766, merged 2024-05-08,
-# commit bc4bba3): every kernel of a token was launched from the host. The PR's own tg figures
-# for Llama 2 7B (32 layers) give the per-layer time the graphs removed: RTX 3090 116.3 -> 128.3
-# tokens/s (25 us per layer), RTX 4090 138.3 -> 146.8 (13 us), H100 PCIe (Q4_K_M) 143.4 -> 163.8
-# (27 us). Their mean, an estimate, is added per layer to the decode steps of such builds
-# (Workload.cuda_graphs = False); the fitted launch cost then describes today's builds.
+# llama.cpp CUDA decode before CUDA graphs (PR #6766, merged 2024-05-08) launched every kernel
+# from the host: the PR's tg gains on Llama 2 7B give 25 (RTX 3090), 13 (RTX 4090) and 27 us
+# (H100 PCIe) per layer; their mean, an estimate, per layer of such builds (docs/engine.md 5).
 PRE_CUDA_GRAPH_S_PER_LAYER = 22e-6
 
 # Fixed time per decode forward pass of one multi-head-latent-attention layer (DeepSeek-V3,
