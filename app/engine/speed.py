@@ -4,20 +4,21 @@ from __future__ import annotations
 
 import math
 
+from .model_shape import distinct_experts
 from .plan import Prepared, kv_share, kv_tokens_weighted
-from .prep import efficiency, link_for, peak_flops, prefill_efficiency, prefill_peak_flops
+from .prep import (
+    efficiency,
+    launch_s_without_graphs,
+    link_for,
+    peak_flops,
+    prefill_efficiency,
+    prefill_peak_flops,
+)
 from .results import Throughput, fill_throughput
 from .runtime import LINK_DEFAULT_GBS, LINK_EFFICIENCY, LINK_LATENCY_US
 from .specs import BuildSpec, ModelSpec, Workload
 
 ACTIVATION_BYTES = 2.0  # hidden states cross links in 16-bit
-
-
-def distinct_experts(n_experts: int, top_k: int, tokens: float) -> float:
-    """Expected distinct routed experts a layer touches for `tokens` tokens (uniform routing)."""
-    if n_experts <= 0:
-        return 0.0
-    return n_experts * (1.0 - (1.0 - top_k / n_experts) ** tokens)
 
 
 def _hop(build: BuildSpec, tp: int, pp: int) -> tuple[float, float]:
@@ -100,7 +101,9 @@ class DecodeModel:
             )
         else:
             self.comm_fixed = self.comm_per_token = 0.0
-        self.fixed = rt.fixed_s_per_step + p.fixed_pass_s
+        self.fixed = (
+            rt.fixed_s_per_step + p.fixed_pass_s + launch_s_without_graphs(rt, model, workload)
+        )
         if pp > 1:
             hop_bw, hop_lat = _hop(build, tp, pp)
             self.hop_fixed = (pp - 1) * hop_lat

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from app.engine import (
@@ -13,6 +15,7 @@ from app.engine import (
     Workload,
     estimate,
 )
+from app.engine.runtime import PRE_CUDA_GRAPH_S_PER_LAYER
 
 from .shapes import (
     CLUSTER,
@@ -20,6 +23,7 @@ from .shapes import (
     DESKTOP,
     H100,
     H200,
+    LLAMA_3_8B,
     LLAMA_8B,
     LLAMA_70B,
     RTX4090,
@@ -314,3 +318,21 @@ def test_a_foreign_kernel_backend_takes_its_own_prefill_shares(
     finally:
         monkeypatch.undo()
         clear_prepared()
+
+
+def test_llama_cpp_builds_before_cuda_graphs_pay_their_kernel_launches():
+    build = BuildSpec("1x 4090", RTX4090)
+    today = Workload(precision="q4_0", context_tokens=512, runtime="llama.cpp")
+    before = dataclasses.replace(today, cuda_graphs=False)
+    now, then = estimate(build, LLAMA_3_8B, today), estimate(build, LLAMA_3_8B, before)
+    assert now.throughput is not None and then.throughput is not None
+    step_now = 1.0 / now.throughput.decode_tokens_per_s
+    step_then = 1.0 / then.throughput.decode_tokens_per_s
+    extra = PRE_CUDA_GRAPH_S_PER_LAYER * LLAMA_3_8B.num_hidden_layers
+    assert step_then - step_now == pytest.approx(extra, rel=1e-6)
+    # vLLM captures its own graphs: the setting does not apply.
+    vllm = dataclasses.replace(today, runtime="vllm", precision="int4")
+    vllm_old = dataclasses.replace(vllm, cuda_graphs=False)
+    a, b = estimate(build, LLAMA_3_8B, vllm), estimate(build, LLAMA_3_8B, vllm_old)
+    assert a.throughput is not None and b.throughput is not None
+    assert a.throughput.decode_tokens_per_s == pytest.approx(b.throughput.decode_tokens_per_s)

@@ -247,3 +247,19 @@ def test_leave_one_source_out_never_fits_on_the_held_out_source() -> None:
     # Source a is predicted from b alone (300), b from a alone (100).
     assert [r.predicted for r in results] == [300.0, 300.0, 100.0]
     assert results[2].error == pytest.approx(2 / 3)
+
+
+def test_a_note_and_the_source_date_set_flash_attention_and_cuda_graphs(session: Session) -> None:
+    # A 2024 llama-bench run whose note says it had no flash attention, and whose source
+    # predates llama.cpp's CUDA graphs (2024-05-08); a 2025 run with no such note.
+    old = measurement(
+        "t-old", backend="cuda", as_of="2024-01-10", notes="flash_attention=off, no -fa given."
+    )
+    new = measurement("t-new", backend="cuda", as_of="2025-08-01")
+    metal = measurement("t-metal", backend="metal", as_of="2024-01-10")
+    assert import_document(session, {"measurements": [old, new, metal]}, actor="t").ok
+    cases = {c.slug: c for c in measurement_cases(snapshot(session)).cases}
+    assert not cases["t-old"].workload.flash_attention
+    assert not cases["t-old"].workload.cuda_graphs
+    assert cases["t-new"].workload.flash_attention and cases["t-new"].workload.cuda_graphs
+    assert cases["t-metal"].workload.cuda_graphs  # CUDA graphs are a CUDA-backend matter
