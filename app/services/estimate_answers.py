@@ -38,12 +38,21 @@ def _field_names(cls: type) -> tuple[str, ...]:
 
 
 def _finite(parts: Sequence[Any]) -> bool:
-    """True when no float field of these flat engine results is NaN or infinite."""
+    """True when no float field of these flat engine results is NaN or infinite.
+
+    A result with a __dict__ is read from it: its stored fields, not the deferred ones
+    (results.Deferred), which would be computed by the read (Throughput.packed_prefill_s is in
+    no answer). Slotted results are read field by field."""
     for part in parts:
         if part is None:
             continue
-        for name in _field_names(type(part)):
-            value = getattr(part, name)
+        own = getattr(part, "__dict__", None)
+        values = (
+            own.values()
+            if own is not None
+            else [getattr(part, name) for name in _field_names(type(part))]
+        )
+        for value in values:
             # x - x is 0.0 for a finite float and NaN (truthy) for NaN or an infinity.
             if value.__class__ is float and value - value:
                 return False

@@ -30,7 +30,11 @@ def accelerator_spec(
 ) -> AcceleratorSpec:
     """Engine view of an accelerator: an ORM row, a typed catalog record or an inline one."""
     values: dict[str, Any] = {name: getattr(source, name) for name in _ACCELERATOR_SPEC_FIELDS}
-    values.update({name: getattr(source, name, None) for name in _OPTIONAL_SPEC_FIELDS})
+    if isinstance(source, InlineAccelerator):
+        # It has neither field (a pydantic model raises, then getattr catches: ~3 µs a card).
+        values.update(dict.fromkeys(_OPTIONAL_SPEC_FIELDS))
+    else:
+        values.update({name: getattr(source, name, None) for name in _OPTIONAL_SPEC_FIELDS})
     return AcceleratorSpec(**values)
 
 
@@ -77,15 +81,20 @@ def inline_build_spec_from(
     raises NotFound naming `field`, the request path of that slug)."""
     groups = []
     single = build.accelerators is None
-    for index, group in enumerate(build.groups):
-        if isinstance(group.accelerator, str):
+    # (card, count, PCIe generation, lanes) of either form, without building a group model.
+    parts = (
+        [(build.accelerator, build.accelerators_per_node, None, None)]
+        if single
+        else [(g.accelerator, g.count, g.pcie_generation, g.pcie_lanes) for g in build.groups]
+    )
+    for index, (card, count, pcie_generation, pcie_lanes) in enumerate(parts):
+        assert card is not None and count is not None  # the single form is complete
+        if isinstance(card, str):
             field = "build.accelerator" if single else f"build.accelerators.{index}.accelerator"
-            acc = catalog_accelerator(group.accelerator, field)
+            acc = catalog_accelerator(card, field)
         else:
-            acc = accelerator_spec(group.accelerator)
-        groups.append(
-            AcceleratorGroup(acc, group.count, group.pcie_generation, group.pcie_lanes)
-        )
+            acc = accelerator_spec(card)
+        groups.append(AcceleratorGroup(acc, count, pcie_generation, pcie_lanes))
     per_node = build.per_node
     intra = build.intra_node_link
     if intra is None:
