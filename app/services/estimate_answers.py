@@ -87,60 +87,86 @@ _NULL_THROUGHPUT = dict.fromkeys(
 )
 
 
+def build_subject_values(
+    spec: BuildSpec, *, slug: str | None, tier: str | None = None
+) -> dict[str, Any]:
+    """The `build` part of an answer, as the values BuildSubjectOut validates (an estimate
+    validates them with the rest of its answer, in one pass)."""
+    return {
+        "slug": slug,
+        "name": spec.name,
+        "tier": tier or derive_tier(spec),
+        "accelerator_count": spec.accelerator_count,
+        "total_memory_gb": spec.total_memory_gb,
+        "pooled_memory_gb": pooled_memory_gb(spec),
+        "price_usd": spec.price_usd,
+    }
+
+
 def build_subject(spec: BuildSpec, *, slug: str | None, tier: str | None = None) -> BuildSubjectOut:
     """The `build` part of an answer."""
-    return BuildSubjectOut(
-        slug=slug,
-        name=spec.name,
-        tier=tier or derive_tier(spec),
-        accelerator_count=spec.accelerator_count,
-        total_memory_gb=spec.total_memory_gb,
-        pooled_memory_gb=pooled_memory_gb(spec),
-        price_usd=spec.price_usd,
-    )
+    return BuildSubjectOut(**build_subject_values(spec, slug=slug, tier=tier))
+
+
+def model_subject_values(spec: ModelSpec, *, slug: str | None) -> dict[str, Any]:
+    """The `model` part of an answer as ModelSubjectOut's values (published counts when
+    known, else computed)."""
+    return {
+        "slug": slug,
+        "name": spec.name,
+        "params_total": spec.params_total_published or spec.params_total,
+        "params_active": spec.params_active_published or spec.params_active,
+    }
 
 
 def model_subject(spec: ModelSpec, *, slug: str | None) -> ModelSubjectOut:
-    """The `model` part of an answer (published counts when known, else computed)."""
-    return ModelSubjectOut(
-        slug=slug,
-        name=spec.name,
-        params_total=spec.params_total_published or spec.params_total,
-        params_active=spec.params_active_published or spec.params_active,
-    )
+    """The `model` part of an answer."""
+    return ModelSubjectOut(**model_subject_values(spec, slug=slug))
+
+
+def _workload_values(workload: Workload, runtime: str | None) -> dict[str, Any]:
+    return {
+        "mode": workload.mode,
+        "precision": workload.precision,
+        "kv_cache_precision": workload.kv_cache_precision,
+        "context_tokens": workload.context_tokens,
+        "prompt_tokens": workload.prompt_tokens,
+        "batch": workload.batch,
+        "parallelism": workload.parallelism,
+        "runtime": runtime or workload.runtime or "auto",
+        "offload": workload.offload,
+    }
 
 
 def workload_out(workload: Workload, runtime: str | None = None) -> WorkloadOut:
     """The `workload` part of an answer (`runtime`: the one the engine used)."""
-    return WorkloadOut(
-        mode=workload.mode,
-        precision=workload.precision,
-        kv_cache_precision=workload.kv_cache_precision,
-        context_tokens=workload.context_tokens,
-        prompt_tokens=workload.prompt_tokens,
-        batch=workload.batch,
-        parallelism=workload.parallelism,
-        runtime=runtime or workload.runtime or "auto",
-        offload=workload.offload,
-    )
+    return WorkloadOut(**_workload_values(workload, runtime))
+
+
+def failover_values(cases: Sequence[FailoverCase]) -> Sequence[Any]:
+    """Failover cases as FailoverOut validates them (from their attributes), non-finite
+    speeds null."""
+    if _finite(cases):
+        return cases
+    return [_nulled(c) for c in cases]
 
 
 def failover_out(cases: Sequence[FailoverCase]) -> list[FailoverOut]:
     """Failover cases as FailoverOut (non-finite speeds null)."""
-    if _finite(cases):
-        return _FAILOVER.validate_python(cases, from_attributes=True)
-    return _FAILOVER.validate_python([_nulled(c) for c in cases])
+    return _FAILOVER.validate_python(failover_values(cases), from_attributes=True)
 
 
 def estimate_answer(
     est: Estimate,
     *,
-    build: BuildSubjectOut,
-    model: ModelSubjectOut,
+    build: BuildSubjectOut | dict[str, Any],
+    model: ModelSubjectOut | dict[str, Any],
     workload: Workload,
-    failover: list[FailoverOut] | None = None,
+    failover: Sequence[Any] = (),
 ) -> EstimateOut:
-    """An engine Estimate as the API's answer (EstimateOut)."""
+    """An engine Estimate as the API's answer (EstimateOut). `build` and `model` are the
+    subjects or their values (`build_subject_values`), `failover` FailoverOut items or
+    `failover_values`: everything is validated in one pass."""
     placement = est.placement
     parts: tuple[Any, ...] = (est.memory, est.throughput, est.cost, est.training)
     placement_in: Any = placement
@@ -151,7 +177,7 @@ def estimate_answer(
     answer = {
         "build": build,
         "model": model,
-        "workload": workload_out(workload, est.runtime),
+        "workload": _workload_values(workload, est.runtime),
         "fits": est.fits,
         "verdict": est.verdict,
         "tier": est.tier,
@@ -164,7 +190,7 @@ def estimate_answer(
         "max_batch_that_fits": est.max_batch_that_fits,
         "findings": est.findings,
         "assumptions": est.assumptions,
-        "failover": failover or [],
+        "failover": failover,
         "estimated": True,
         "placement": placement_in,
     }

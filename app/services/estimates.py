@@ -21,7 +21,7 @@ Engine calls live in `engine_runs`, answer shapes in `estimate_answers`.
 """
 
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from typing import Any
 
@@ -35,10 +35,7 @@ from app.errors import ContentTooLarge, DomainError, FieldError
 from app.schemas.estimate import CostsIn, EstimateRequest
 from app.schemas.estimate_answer import (
     BatchOut,
-    BuildSubjectOut,
     EstimateOut,
-    FailoverOut,
-    ModelSubjectOut,
 )
 from app.schemas.inline import InlineModel
 from app.schemas.recommend import ModelFitOut
@@ -54,7 +51,12 @@ from app.services.engine_runs import (
     validate_form_text,
     workload_spec,
 )
-from app.services.estimate_answers import build_subject, estimate_answer, model_fit, model_subject
+from app.services.estimate_answers import (
+    build_subject_values,
+    estimate_answer,
+    model_fit,
+    model_subject_values,
+)
 from app.services.model_profiles import ModelProfileRow, find_model_profile, model_profile_rows
 
 
@@ -84,14 +86,14 @@ class _Entry:
     )  # fmt: skip
     costs: CostAssumptions
     workload: Workload
-    build: BuildSubjectOut
-    model: ModelSubjectOut
+    build: dict[str, Any]  # the answer's parts, validated with the answer
+    model: dict[str, Any]
     build_spec: BuildSpec
     model_spec: ModelSpec
     build_row: BuildRow | None
     model_row: ModelProfileRow | None
     est: Estimate
-    failover: list[FailoverOut]
+    failover: Sequence[Any]
     answer: EstimateOut | None  # set when the answer is known before the engine steps
 
     def __init__(self, costs: CostAssumptions) -> None:
@@ -112,19 +114,19 @@ def _inputs(
     if isinstance(request.build, str):
         build_row = entry.build_row = find_build(snap, request.build, field="build")
         entry.build_spec = build_row.spec
-        entry.build = build_subject(
+        entry.build = build_subject_values(
             build_row.spec, slug=build_row.slug, tier=build_row.list_item.tier
         )
     else:
         entry.build_spec = inline_build_spec(snap, request.build)
-        entry.build = build_subject(entry.build_spec, slug=None)
+        entry.build = build_subject_values(entry.build_spec, slug=None)
     if isinstance(request.model, str):
         model_row = entry.model_row = find_model_profile(snap, request.model, field="model")
         entry.model_spec = model_row.spec
-        entry.model = model_subject(model_row.spec, slug=model_row.slug)
+        entry.model = model_subject_values(model_row.spec, slug=model_row.slug)
     else:
         entry.model_spec = _pasted_model_spec(request.model, pasted)
-        entry.model = model_subject(entry.model_spec, slug=None)
+        entry.model = model_subject_values(entry.model_spec, slug=None)
     if entry.build_row is not None and entry.model_row is not None:
         # Catalog answers are memoised whole per catalog version (a hit skips the other steps).
         row_b, row_m, workload = entry.build_row, entry.model_row, entry.workload
