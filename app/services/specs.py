@@ -111,19 +111,25 @@ def inline_build_spec_from(
         else InterNodeLink(inter.kind, inter.bandwidth_gbps, inter.latency_us)
     )
     host = build.host
-    return BuildSpec.of_groups(
-        build.name,
-        tuple(groups),
-        nodes=build.nodes,
-        intra_node_link=intra_link,
-        inter_node_link=inter_link,
-        scale_up_domain_accelerators=build.scale_up_domain_accelerators,
-        power_w=build.power_w,
-        price_usd=build.price_usd,
-        host=None
+    shape: dict[str, Any] = {
+        "nodes": build.nodes,
+        "intra_node_link": intra_link,
+        "inter_node_link": inter_link,
+        "scale_up_domain_accelerators": build.scale_up_domain_accelerators,
+        "power_w": build.power_w,
+        "price_usd": build.price_usd,
+        "host": None
         if host is None
         else HostSpec(host.cpu, host.cpu_cores, host.ram_gb, host.ram_bandwidth_gbs),
-    )
+    }
+    if single:
+        # One card kind and no stated slot: the single-kind form, which the engine reads as
+        # accelerator x accelerators_per_node without building or summing groups.
+        only = groups[0]
+        return BuildSpec(
+            build.name, only.accelerator, accelerators_per_node=only.count_per_node, **shape
+        )
+    return BuildSpec.of_groups(build.name, tuple(groups), **shape)
 
 
 def host_spec(build: Build) -> HostSpec | None:
