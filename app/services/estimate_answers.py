@@ -87,11 +87,10 @@ _NULL_THROUGHPUT = dict.fromkeys(
 )
 
 
-def build_subject_values(
+def _build_subject_values(
     spec: BuildSpec, *, slug: str | None, tier: str | None = None
 ) -> dict[str, Any]:
-    """The `build` part of an answer, as the values BuildSubjectOut validates (an estimate
-    validates them with the rest of its answer, in one pass)."""
+    # The values BuildSubjectOut validates (an estimate validates them with its answer).
     return {
         "slug": slug,
         "name": spec.name,
@@ -105,12 +104,11 @@ def build_subject_values(
 
 def build_subject(spec: BuildSpec, *, slug: str | None, tier: str | None = None) -> BuildSubjectOut:
     """The `build` part of an answer."""
-    return BuildSubjectOut(**build_subject_values(spec, slug=slug, tier=tier))
+    return BuildSubjectOut(**_build_subject_values(spec, slug=slug, tier=tier))
 
 
-def model_subject_values(spec: ModelSpec, *, slug: str | None) -> dict[str, Any]:
-    """The `model` part of an answer as ModelSubjectOut's values (published counts when
-    known, else computed)."""
+def _model_subject_values(spec: ModelSpec, *, slug: str | None) -> dict[str, Any]:
+    # ModelSubjectOut's values: published counts when known, else computed.
     return {
         "slug": slug,
         "name": spec.name,
@@ -121,7 +119,7 @@ def model_subject_values(spec: ModelSpec, *, slug: str | None) -> dict[str, Any]
 
 def model_subject(spec: ModelSpec, *, slug: str | None) -> ModelSubjectOut:
     """The `model` part of an answer."""
-    return ModelSubjectOut(**model_subject_values(spec, slug=slug))
+    return ModelSubjectOut(**_model_subject_values(spec, slug=slug))
 
 
 def _workload_values(workload: Workload, runtime: str | None) -> dict[str, Any]:
@@ -159,14 +157,17 @@ def failover_out(cases: Sequence[FailoverCase]) -> list[FailoverOut]:
 def estimate_answer(
     est: Estimate,
     *,
-    build: BuildSubjectOut | dict[str, Any],
-    model: ModelSubjectOut | dict[str, Any],
+    build: BuildSpec,
+    model: ModelSpec,
     workload: Workload,
+    build_slug: str | None = None,
+    build_tier: str | None = None,
+    model_slug: str | None = None,
     failover: Sequence[Any] = (),
 ) -> EstimateOut:
-    """An engine Estimate as the API's answer (EstimateOut). `build` and `model` are the
-    subjects or their values (`build_subject_values`), `failover` FailoverOut items or
-    `failover_values`: everything is validated in one pass."""
+    """An engine Estimate as the API's answer (EstimateOut), with its build and model parts
+    (slugs null for inline ones) and `failover` as FailoverOut items or `failover_values`:
+    validated in one pass."""
     placement = est.placement
     parts: tuple[Any, ...] = (est.memory, est.throughput, est.cost, est.training)
     placement_in: Any = placement
@@ -175,8 +176,8 @@ def estimate_answer(
         placement_in = _placement_nulled(est)
     memory, throughput, cost, training = parts
     answer = {
-        "build": build,
-        "model": model,
+        "build": _build_subject_values(build, slug=build_slug, tier=build_tier),
+        "model": _model_subject_values(model, slug=model_slug),
         "workload": _workload_values(workload, est.runtime),
         "fits": est.fits,
         "verdict": est.verdict,

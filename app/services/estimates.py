@@ -51,12 +51,7 @@ from app.services.engine_runs import (
     validate_form_text,
     workload_spec,
 )
-from app.services.estimate_answers import (
-    build_subject_values,
-    estimate_answer,
-    model_fit,
-    model_subject_values,
-)
+from app.services.estimate_answers import estimate_answer, model_fit
 from app.services.model_profiles import ModelProfileRow, find_model_profile, model_profile_rows
 
 
@@ -81,13 +76,11 @@ class _Entry:
     """One estimate on its way through the steps: its inputs, then its answer."""
 
     __slots__ = (
-        "costs", "workload", "build", "model", "build_spec", "model_spec", "build_row",
-        "model_row", "est", "failover", "answer",
+        "costs", "workload", "build_spec", "model_spec", "build_row", "model_row", "est",
+        "failover", "answer",
     )  # fmt: skip
     costs: CostAssumptions
     workload: Workload
-    build: dict[str, Any]  # the answer's parts, validated with the answer
-    model: dict[str, Any]
     build_spec: BuildSpec
     model_spec: ModelSpec
     build_row: BuildRow | None
@@ -107,26 +100,20 @@ def _inputs(
     costs: CostAssumptions,
     pasted: dict[tuple[Any, ...], ModelSpec] | None = None,
 ) -> _Entry:
-    """Step 1: the engine inputs and the answer's build and model parts (404s and 422s here)."""
+    """Step 1: the engine inputs (unknown slugs are 404s, unreadable inline values 422s)."""
     entry = _Entry(costs)
     entry.workload = workload_spec(request.workload)
     entry.build_row = entry.model_row = None
     if isinstance(request.build, str):
-        build_row = entry.build_row = find_build(snap, request.build, field="build")
-        entry.build_spec = build_row.spec
-        entry.build = build_subject_values(
-            build_row.spec, slug=build_row.slug, tier=build_row.list_item.tier
-        )
+        entry.build_row = find_build(snap, request.build, field="build")
+        entry.build_spec = entry.build_row.spec
     else:
         entry.build_spec = inline_build_spec(snap, request.build)
-        entry.build = build_subject_values(entry.build_spec, slug=None)
     if isinstance(request.model, str):
-        model_row = entry.model_row = find_model_profile(snap, request.model, field="model")
-        entry.model_spec = model_row.spec
-        entry.model = model_subject_values(model_row.spec, slug=model_row.slug)
+        entry.model_row = find_model_profile(snap, request.model, field="model")
+        entry.model_spec = entry.model_row.spec
     else:
         entry.model_spec = _pasted_model_spec(request.model, pasted)
-        entry.model = model_subject_values(entry.model_spec, slug=None)
     if entry.build_row is not None and entry.model_row is not None:
         # Catalog answers are memoised whole per catalog version (a hit skips the other steps).
         row_b, row_m, workload = entry.build_row, entry.model_row, entry.workload
@@ -160,11 +147,15 @@ def _failover(entry: _Entry) -> _Entry:
 
 def _answer(entry: _Entry) -> EstimateOut:
     """Step 4: the typed answer (its words are computed here, as the answer reads them)."""
+    build_row, model_row = entry.build_row, entry.model_row
     return estimate_answer(
         entry.est,
-        build=entry.build,
-        model=entry.model,
+        build=entry.build_spec,
+        model=entry.model_spec,
         workload=entry.workload,
+        build_slug=None if build_row is None else build_row.slug,
+        build_tier=None if build_row is None else build_row.list_item.tier,
+        model_slug=None if model_row is None else model_row.slug,
         failover=entry.failover,
     )
 
