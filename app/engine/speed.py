@@ -5,7 +5,15 @@ from __future__ import annotations
 import math
 
 from .plan import Prepared, kv_share, kv_tokens_weighted
-from .prep import efficiency, link_for, peak_flops, prefill_efficiency, prefill_peak_flops
+from .precision import gemm_compute
+from .prep import (
+    efficiency,
+    foreign_backend,
+    link_for,
+    peak_flops,
+    prefill_efficiency,
+    prefill_peak_flops,
+)
 from .results import Throughput, fill_throughput
 from .runtime import (
     LINK_DEFAULT_GBS,
@@ -171,7 +179,8 @@ def prefill(
     rt = p.runtime
     per_prompt = workload.prompt_tokens
     n = per_prompt * prompts
-    peak, half_peak = prefill_peak_flops(rt, build, p.precision.compute)
+    backend = None if workload.backend is None else foreign_backend(rt, build, workload)
+    peak, half_peak = prefill_peak_flops(rt, build, gemm_compute(p.precision, backend))
     attn = model.attention_flops_per_context_token
     w = p.window
     depth = workload.prefill_depth_tokens
