@@ -76,6 +76,21 @@ _ALL = (
 
 PRECISIONS: MappingProxyType[str, Precision] = MappingProxyType({p.name: p for p in _ALL})
 
+# Kernel backends whose BF16 weight GEMMs run a scalar FP32 shader: ggml-vulkan builds
+# matmul_bf16 / matmul_id_bf16 "reusing CREATE_MM from the fp32 path" with scalar tiles unless the
+# device reports bf16 cooperative matrices (ggml-org/llama.cpp ggml/src/ggml-vulkan/ggml-vulkan.cpp,
+# ggml_vk_load_shaders); the only Vulkan BF16 rows (kyuz0 Strix Halo, RADV, b6486) log "bf16: 0".
+# The engine has no device-capability input, so it assumes that case for Vulkan.
+BF16_SCALAR_BACKENDS = frozenset({"vulkan"})
+
+
+def gemm_compute(precision: Precision, backend: str | None) -> str:
+    """The rate kind a precision's weight GEMMs run at on a kernel backend: "fp32" for BF16 on
+    a backend without a bf16 matrix path (BF16_SCALAR_BACKENDS), else precision.compute."""
+    if precision.name == "bf16" and backend in BF16_SCALAR_BACKENDS:
+        return "fp32"
+    return precision.compute
+
 # KV-cache formats (vLLM --kv-cache-dtype, llama.cpp --cache-type-k/v).
 KV_BITS: MappingProxyType[str, float] = MappingProxyType(
     {

@@ -6,15 +6,17 @@ import math
 
 from .model_shape import distinct_experts
 from .plan import Prepared, kv_share, kv_tokens_weighted
+from .precision import gemm_compute
 from .prep import (
     efficiency,
+    foreign_backend,
     launch_s_without_graphs,
     link_for,
     peak_flops,
     prefill_efficiency,
     prefill_peak_flops,
 )
-from .results import Throughput, fill_throughput
+from .results import Throughput, bottleneck_name, fill_throughput
 from .runtime import LINK_DEFAULT_GBS, LINK_EFFICIENCY, LINK_LATENCY_US
 from .specs import BuildSpec, ModelSpec, Workload
 
@@ -172,7 +174,8 @@ def prefill(
     rt = p.runtime
     per_prompt = workload.prompt_tokens
     n = per_prompt * prompts
-    peak, half_peak = prefill_peak_flops(rt, build, p.precision.compute)
+    backend = None if workload.backend is None else foreign_backend(rt, build, workload)
+    peak, half_peak = prefill_peak_flops(rt, build, gemm_compute(p.precision, backend))
     attn = model.attention_flops_per_context_token
     w = p.window
     depth = workload.prefill_depth_tokens
@@ -228,15 +231,6 @@ def prefill(
         total += (pp - 1) * (hop_lat + n * model.hidden_size * ACTIVATION_BYTES / hop_bw)
     return total + rt.fixed_s_per_step
 
-
-def bottleneck_name(mem: float, comp: float, comm: float, fixed: float) -> str:
-    """The largest part of a decode step: fixed per-layer/per-step costs are "overheads"."""
-    roofline = max(mem, comp)
-    if fixed > roofline and fixed > comm:
-        return "overheads"
-    if comm > roofline:
-        return "interconnect"
-    return "compute" if comp > mem else "memory bandwidth"
 
 
 def throughput(

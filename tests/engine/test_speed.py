@@ -336,3 +336,41 @@ def test_llama_cpp_builds_before_cuda_graphs_pay_their_kernel_launches():
     a, b = estimate(build, LLAMA_3_8B, vllm), estimate(build, LLAMA_3_8B, vllm_old)
     assert a.throughput is not None and b.throughput is not None
     assert a.throughput.decode_tokens_per_s == pytest.approx(b.throughput.decode_tokens_per_s)
+
+
+def test_bf16_weights_on_vulkan_run_the_scalar_fp32_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    # ggml-vulkan builds its BF16 matmuls from the FP32 shader unless the device has bf16
+    # cooperative matrices (precision.BF16_SCALAR_BACKENDS): half the 16-bit rate; FP16
+    # weights, and BF16 on the native backend, keep the 16-bit rate.
+    from dataclasses import replace
+    from types import MappingProxyType
+
+    from app.engine import runtime
+    from app.engine.plan import clear_prepared
+    from app.engine.precision import PRECISIONS, gemm_compute
+    from app.engine.prep import accelerator_class
+
+    assert gemm_compute(PRECISIONS["bf16"], "vulkan") == "fp32"
+    assert gemm_compute(PRECISIONS["bf16"], None) == "fp16"
+    assert gemm_compute(PRECISIONS["fp16"], "vulkan") == "fp16"
+    card = replace(RTX4090, vendor="NVIDIA")
+    kind = accelerator_class(card)
+    same = runtime.Efficiency(0.8, 0.4, 0.2, 8e-6, None)  # one share: only the rate differs
+    table = {("llama.cpp", kind): same, ("llama.cpp", kind, "vulkan"): same}
+    monkeypatch.setattr(runtime, "CALIBRATION", MappingProxyType(table))
+    clear_prepared()
+    try:
+        base = Workload(precision="bf16", runtime="llama.cpp", prompt_tokens=4096,
+                        context_tokens=4200)
+
+        def ttft(precision: str, backend: str | None) -> float:
+            work = replace(base, precision=precision, backend=backend)
+            result = estimate(BuildSpec("c", card), spec(LLAMA_8B), work)
+            return result.throughput.time_to_first_token_s
+
+        assert ttft("fp16", "vulkan") == ttft("fp16", None) == ttft("bf16", None)
+        # The weight GEMMs take twice as long; attention and fixed costs do not change.
+        assert 1.5 * ttft("bf16", None) < ttft("bf16", "vulkan") < 2.0 * ttft("bf16", None)
+    finally:
+        monkeypatch.undo()
+        clear_prepared()
