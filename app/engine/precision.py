@@ -61,6 +61,8 @@ _ALL = (
     # MLX affine 4-bit (mlx.nn.quantize defaults, used by mlx_lm convert -q): group 64, one
     # scale and one bias per group in the model dtype (16-bit); Embedding layers are quantised
     # too. Run by MLX (resolve_runtime), whose quantised matmuls compute in 16-bit.
+    # Cross-check: 70.55B x 4.5 / 8 = 39.7 GB; LM Studio lists mlx-community/Llama-3.3-70B-
+    # Instruct-4bit at 39.71 GB (lmstudio-ai/lmstudio-bug-tracker#260, 2024-12-20).
     Precision("int4-mlx", 4.0 + (16 + 16) / 64, "fp16", "mlx", "bf16", False, _MLX),
     # QLoRA NormalFloat4: block 64 + double-quantised scales (Dettmers et al. 2023) ~4.127 bpw.
     Precision(
