@@ -97,8 +97,8 @@ _ALL = (
         "q3_k_s", 3.6429, "fp16", "gguf", "fp16", False, f"Q3_K 110 B/256 mix; {_QUANT_README}"
     ),
     # IQ1_S: 50 B/256 w. The pure block, not the README's Llama 3.1 8B file average (2.0042 bpw):
-    # that mix keeps embeddings/output at higher types, a fifth of an 8B model's bytes but a
-    # sliver of the large MoE models this format is used for.
+    # that mix keeps embeddings/output at higher types, 13 % of an 8B model's weights but 0.3 %
+    # of DeepSeek-R1's, the size of model this format is used for.
     Precision("iq1_s", 1.5625, "fp16", "gguf", "fp16", False, f"50 B/256 w; {_GGML}"),
     # gpt-oss "F16" GGUF (ggml-org convert_hf_to_gguf --outtype f16): the routed experts stay
     # MXFP4 (17 B/32 w, ggml block_mxfp4), attention, embeddings and output are F16.
