@@ -109,14 +109,17 @@ def is_apple(build: BuildSpec) -> bool:
 def resolve_runtime(build: BuildSpec, workload: Workload) -> str:
     """The runtime named by the workload, else the one its inputs imply.
 
-    GGUF precisions run in llama.cpp; Apple machines default to llama.cpp (Metal); training
-    loops are PyTorch; everything else defaults to vLLM.
+    GGUF precisions run in llama.cpp, MLX-quantised ones in MLX; Apple machines default to
+    llama.cpp (Metal); training loops are PyTorch; everything else defaults to vLLM.
     """
     if workload.mode != "inference":
         return "pytorch"
     if workload.runtime is not None:
         return workload.runtime
-    if PRECISIONS[workload.precision].family == "gguf" or is_apple(build):
+    family = PRECISIONS[workload.precision].family
+    if family == "mlx":
+        return "mlx"
+    if family == "gguf" or is_apple(build):
         return "llama.cpp"
     return "vllm"
 

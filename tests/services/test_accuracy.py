@@ -24,6 +24,7 @@ from app.services.accuracy import (
 )
 from app.services.catalog import import_document
 
+from ..engine.shapes import GPT_OSS_120B
 from .test_measurements import measurement
 
 LLAMA_CONFIG = {
@@ -84,6 +85,21 @@ def test_roofline_decode_is_bandwidth_over_active_weight_bytes() -> None:
     # 2 cards x 1000 GB/s over 8e9 weights x 2 bytes = 125 tokens/s, x batch 4.
     assert roofline_predictor(_case()) == pytest.approx(125.0)
     assert roofline_predictor(_case(batch=4)) == pytest.approx(500.0)
+
+
+def test_roofline_counts_experts_at_their_own_bits() -> None:
+    # mxfp4-f16: a dense model is all 16-bit; a MoE model's active experts are read at 4.25 bits.
+    moe = model_spec_from_hf_config(GPT_OSS_120B, name="gpt-oss-120b")
+
+    def decode(precision: str, model: str = "dense") -> float:
+        case = _case()
+        case = replace(case, workload=replace(case.workload, precision=precision))
+        if model == "moe":
+            case = replace(case, model=moe)
+        return float(roofline_predictor(case))
+
+    assert decode("mxfp4-f16") == pytest.approx(decode("fp16"))
+    assert decode("fp16", "moe") < decode("mxfp4-f16", "moe") < decode("mxfp4", "moe")
 
 
 def test_roofline_prefill_is_dense_flops_over_twice_the_active_params() -> None:

@@ -125,12 +125,21 @@ def roofline_predictor(case: Case) -> Predicted:
     weights within total memory. No efficiency, no KV cache, no overhead."""
     build, model, workload = case.build, case.model, case.workload
     count = build.accelerator_count
-    bytes_per_weight = PRECISIONS[workload.precision].bytes_per_weight
+    precision = PRECISIONS[workload.precision]
+    bytes_per_weight = precision.bytes_per_weight
     active = model.params_active_published or model.params_active
     total = model.params_total_published or model.params_total
+    # A format whose routed experts have their own bits (mxfp4-f16) counts them at those.
+    expert_saving = bytes_per_weight - precision.expert_bytes_per_weight
+    total_bytes = total * bytes_per_weight - (
+        model.moe_layers * model.n_routed_experts * model.expert_params * expert_saving
+    )
+    active_bytes = active * bytes_per_weight - (
+        model.moe_layers * model.num_experts_per_tok * model.expert_params * expert_saving
+    )
     if case.group.metric == FIT_METRIC:
-        return total * bytes_per_weight > build.total_memory_gb * 1e9
-    step_s = active * bytes_per_weight / (count * build.accelerator.memory_bandwidth_gbs * 1e9)
+        return total_bytes > build.total_memory_gb * 1e9
+    step_s = active_bytes / (count * build.accelerator.memory_bandwidth_gbs * 1e9)
     prefill = count * build.accelerator.fp16_tflops * 1e12 / (2 * active)
     metric = case.group.metric
     if metric == "decode_tokens_per_s":
