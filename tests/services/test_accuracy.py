@@ -13,6 +13,7 @@ from app.services.accuracy import (
     Group,
     accuracy_notes_for_build,
     accuracy_report,
+    canonical_source,
     cross_validate_by_source,
     device_class,
     engine_predictor,
@@ -247,3 +248,59 @@ def test_leave_one_source_out_never_fits_on_the_held_out_source() -> None:
     # Source a is predicted from b alone (300), b from a alone (100).
     assert [r.predicted for r in results] == [300.0, 300.0, 100.0]
     assert results[2].error == pytest.approx(2 / 3)
+
+
+AMD_PAGE = "https://www.amd.com/{}/developer/resources/rocm-hub/dev-ai/performance-results.html"
+BLOB = "https://github.com/NVIDIA/TensorRT-LLM/blob/{}/docs/source/performance/perf-overview.md"
+
+
+def test_one_document_is_one_source_whatever_its_locale_or_commit() -> None:
+    locales = {canonical_source(AMD_PAGE.format(tag)) for tag in ("en", "fr", "ja", "zh-cn")}
+    assert len(locales) == 1
+    commits = {
+        canonical_source(BLOB.format("00f37686aa854010d68bcbd0f4ab000221541ca6")),
+        canonical_source(BLOB.format("main")),
+        canonical_source(
+            "https://raw.githubusercontent.com/NVIDIA/TensorRT-LLM/"
+            "0123456789abcdef0123456789abcdef01234567/docs/source/performance/perf-overview.md"
+        ),
+    }
+    assert len(commits) == 1
+    # Different documents stay apart: another file, another page, another repository whose
+    # owner happens to look like a language code, another query.
+    assert canonical_source(BLOB.format("main")) != canonical_source(
+        BLOB.format("main").replace("perf-overview", "perf-analysis")
+    )
+    assert canonical_source(AMD_PAGE.format("en")) != canonical_source(
+        "https://www.amd.com/en/products/accelerators/instinct/mi300/mi300x.html"
+    )
+    assert canonical_source("https://github.com/ab/x/issues/1") != canonical_source(
+        "https://github.com/cd/x/issues/1"
+    )
+    assert canonical_source("https://e.example/p?id=1") != canonical_source(
+        "https://e.example/p?id=2"
+    )
+
+
+def test_leave_one_source_out_holds_out_every_locale_of_a_page_together() -> None:
+    def at(source: str, measured: float) -> Case:
+        return replace(_case(measured=measured), source_url=source, slug=f"{source}-{measured}")
+
+    cases = [
+        at(AMD_PAGE.format("en"), 100.0),
+        at(AMD_PAGE.format("ja"), 100.0),
+        at("https://b.example/run", 300.0),
+    ]
+    held_out_with: list[set[str]] = []
+
+    def fit(training: Sequence[Case]) -> Callable[[Case], float]:
+        held_out_with.append({c.source_url for c in training})
+        mean = sum(float(c.measured) for c in training) / len(training)
+        return lambda case: mean
+
+    results = cross_validate_by_source(cases, fit)
+    # Two folds (the AMD page, b), not three: the ja copy never trains the en rows' fold.
+    assert len(held_out_with) == 2
+    assert [r.predicted for r in results] == [300.0, 300.0, 100.0]
+    # The rows keep their own addresses.
+    assert [r.case.source_url for r in results] == [c.source_url for c in cases]
