@@ -196,6 +196,19 @@ def test_llama_cpp_row_split_speeds_are_skipped_and_its_fit_facts_kept(session: 
     assert fit.workload.tensor_parallel is None  # weights per card are the same in both modes
 
 
+def test_expert_parallel_runs_are_not_predicted_as_tensor_parallel(session: Session) -> None:
+    # TensorRT-LLM's MoE recipe (--tp 2 --ep N, enable_attention_dp): its --tp is not a
+    # tensor-parallel all-reduce plan, so the row is not evaluated as one.
+    two_cards = {"accelerator": "rtx-3090", "count": 2}
+    ep = measurement("t-ep", hardware=two_cards, runtime="vllm", tensor_parallel=2,
+                     expert_parallel=True)
+    tp = measurement("t-tp", hardware=two_cards, runtime="vllm", tensor_parallel=2)
+    assert import_document(session, {"measurements": [ep, tp]}, actor="t").ok
+    cases = measurement_cases(snapshot(session))
+    assert "expert parallel" in {s.slug: s.reason for s in cases.skipped}["t-ep"]
+    assert "t-tp" in {c.slug for c in cases.cases}
+
+
 def test_runs_on_the_cpu_are_not_predicted(session: Session) -> None:
     # A cell labelled "(CPU)": the model did not fit the GPU and ran on the CPU cores.
     on_cpu = measurement("t-cpu", backend="cpu")

@@ -38,6 +38,10 @@ UNPUBLISHED_PROMPT_TOKENS = 512
 MAX_BATCH_ATTEMPTS = 8
 # Runtimes with llama.cpp's kernels: there, tensor parallel over several cards means its row split.
 LLAMA_CPP_RUNTIMES = ("llama.cpp", "ollama")
+EXPERT_PARALLEL_SKIP = (
+    "expert parallel with data-parallel attention is not modelled for a measurement row "
+    "(the engine is asked for tensor / pipeline plans)"
+)
 
 
 class _Skip(Exception):
@@ -156,6 +160,11 @@ def _workload(record: MeasurementIn) -> Workload:
         if metric != FIT_METRIC:
             raise _Skip("llama.cpp row split is not modelled (the engine models its layer split)")
         tensor_parallel = None  # each card holds 1/N of the weights in both split modes
+    if record.expert_parallel:
+        # Attention runs data parallel and the experts are sharded: neither the memory per GPU
+        # nor the traffic is a tensor-parallel plan's, and the engine's expert-parallel plan
+        # (expert_parallel.py) has no pipeline stages nor an EP size the row could give.
+        raise _Skip(EXPERT_PARALLEL_SKIP)
     if metric == "prefill_tokens_per_s":
         prompt = prompt or UNPUBLISHED_PROMPT_TOKENS
         context = depth + prompt
