@@ -65,6 +65,12 @@ def before_cuda_graphs(record: MeasurementIn) -> bool:
     )
 
 
+EXPERT_PARALLEL_SKIP = (
+    "expert parallel with data-parallel attention is not modelled for a measurement row "
+    "(the engine is asked for tensor / pipeline plans)"
+)
+
+
 class _Skip(Exception):
     """A measurement the engine cannot be asked about (the message says why)."""
 
@@ -177,6 +183,11 @@ def _workload(record: MeasurementIn) -> Workload:
         if metric != FIT_METRIC:
             raise _Skip("llama.cpp row split is not modelled (the engine models its layer split)")
         tensor_parallel = None  # each card holds 1/N of the weights in both split modes
+    if record.expert_parallel:
+        # Attention runs data parallel and the experts are sharded: neither the memory per GPU
+        # nor the traffic is a tensor-parallel plan's, and the engine's expert-parallel plan
+        # (expert_parallel.py) has no pipeline stages nor an EP size the row could give.
+        raise _Skip(EXPERT_PARALLEL_SKIP)
     if metric == "prefill_tokens_per_s":
         prompt = prompt or UNPUBLISHED_PROMPT_TOKENS
         context = depth + prompt

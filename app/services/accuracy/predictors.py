@@ -190,16 +190,16 @@ def evaluate(cases: Iterable[Case], predictor: Predictor) -> list[RowResult]:
 def cross_validate_by_source(
     cases: Sequence[Case], fit: Callable[[Sequence[Case]], Predictor]
 ) -> list[RowResult]:
-    """Leave-one-source-out: for each source_url, `fit` gets every case of the other sources and
-    returns a predictor, which is evaluated on the held-out source's cases. Results come back
-    in the order of `cases` (ready for `summarize`). No fitting happens here: `fit` is the
-    calibration's."""
+    """Leave-one-source-out: for each source (`Case.source`: one document, whatever its locale
+    or commit), `fit` gets every case of the other sources and returns a predictor, which is
+    evaluated on the held-out source's cases. Results come back in the order of `cases` (ready
+    for `summarize`). No fitting happens here: `fit` is the calibration's."""
     by_source: dict[str, list[int]] = {}
     for index, case in enumerate(cases):
-        by_source.setdefault(case.source_url, []).append(index)
+        by_source.setdefault(case.source, []).append(index)
     out: list[RowResult | None] = [None] * len(cases)
     for source, indices in by_source.items():
-        predictor = fit([c for c in cases if c.source_url != source])
+        predictor = fit([c for c in cases if c.source != source])
         held_out = [cases[i] for i in indices]
         for index, result in zip(indices, evaluate(held_out, predictor), strict=True):
             out[index] = result
