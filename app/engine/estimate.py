@@ -131,7 +131,9 @@ def _estimate(
     runtime = p.runtime.name
     usable = p.usable_per_accel
     util = usable / (build.accelerator.memory_gb * GIB)
-    weights_total = p.body_bytes + p.embed_bytes + p.head_params_bytes
+    # On the accelerators: llama.cpp keeps the input embedding in host RAM (memory.stages).
+    edges = p.head_bytes if p.runtime.ggml_layout else p.embed_bytes + p.head_params_bytes
+    weights_total = p.body_bytes + edges
     if not inference:
         weights_total = need.weights * group if workload.zero_stage < 3 else need.weights * n
     kv_total = need.kv * group

@@ -15,12 +15,13 @@ from dataclasses import dataclass, replace
 
 from .launch import launch_command, model_ref_for
 from .memory import Need, max_batch_that_fits, need_per_accel
+from .model_shape import distinct_experts
 from .prep import GB, GIB, link_for
 from .prepared import Prepared, prepare
-from .results import Estimate, Finding, ParallelPlan, Throughput
+from .results import Estimate, Finding, ParallelPlan, Throughput, bottleneck_name
 from .runtime import COMM_BUFFER_GB, LINK_EFFICIENCY
 from .specs import BuildSpec, CostAssumptions, ModelSpec, Workload
-from .speed import DecodeModel, bottleneck_name, distinct_experts, prefill
+from .speed import DecodeModel, prefill
 
 # Runtimes with expert parallel over data-parallel attention: vLLM (--data-parallel-size N
 # --enable-expert-parallel), SGLang (--enable-dp-attention --ep N), TensorRT-LLM (--ep_size N

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from .errors import EngineInputError
 from .estimate import estimate
@@ -68,18 +69,18 @@ def failover(
     apn = build.accelerators_per_node
     smaller = None
     if apn > 1:
-        smaller = replace(
-            build,
-            accelerators_per_node=apn - 1,
-            scale_up_domain_accelerators=None
+        changes: dict[str, Any] = {
+            "accelerators_per_node": apn - 1,
+            "scale_up_domain_accelerators": None
             if build.scale_up_domain_accelerators is None
             else min(build.scale_up_domain_accelerators, apn - 1),
-        )
+        }
         if build.groups:
             # A mixed node loses one card of its last group (the groups must keep summing up).
             *rest, last = build.groups
             left = (*rest, replace(last, count_per_node=last.count_per_node - 1))
             left = tuple(g for g in left if g.count_per_node > 0)
-            smaller = replace(smaller, groups=left, accelerator=left[0].accelerator)
+            changes.update(groups=left, accelerator=left[0].accelerator)
+        smaller = replace(build, **changes)  # one copy of the build, not two
     cases.append(_failover_case("one accelerator", smaller, model, workload, costs))
     return tuple(cases)

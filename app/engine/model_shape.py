@@ -276,3 +276,9 @@ def compared_values(obj: object) -> tuple[object, ...]:
 def init_values(obj: object) -> tuple[object, ...]:
     """The values of a dataclass's __init__ fields, in order."""
     return tuple(getattr(obj, f.name) for f in fields(obj) if f.init)  # type: ignore[arg-type]
+
+def distinct_experts(n_experts: int, top_k: int, tokens: float) -> float:
+    """Expected distinct routed experts a layer touches for `tokens` tokens (uniform routing)."""
+    if n_experts <= 0:
+        return 0.0
+    return n_experts * (1.0 - (1.0 - top_k / n_experts) ** tokens)

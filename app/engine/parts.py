@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .cost import billed_tokens_per_s, cost_figures
+from .model_shape import distinct_experts
 from .parts_split import (
     CPU_BANDWIDTH_EFFICIENCY,
     DEFAULT_RAM_BANDWIDTH_GBS,
@@ -45,7 +46,6 @@ from .prepared import Prepared
 from .results import CardShare, Estimate, Throughput
 from .runtime import LINK_EFFICIENCY, LINK_LATENCY_US
 from .specs import BuildSpec, CostAssumptions, ModelSpec, Workload
-from .speed import distinct_experts
 
 
 def needs_parts(build: BuildSpec, workload: Workload, base: Estimate) -> bool:
@@ -88,7 +88,9 @@ def with_parts(
     experts_layer = model.n_routed_experts * p.expert_bytes
     moe_every = set(moe_layer_indices(model))
     head = p.head_bytes
-    embed = p.embed_bytes
+    # llama.cpp keeps the input embedding in host RAM (memory.stages): only the output layer
+    # goes with the last card.
+    embed = 0.0 if p.runtime.ggml_layout else p.embed_bytes
 
     allowed = _offload_allowed(build, workload) and p.runtime.split == "layers"
     candidates, head_cpu = placement_candidates(workload, layers, len(moe_every), allowed)

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from .model_shape import distinct_experts
 from .prepared import Prepared
 from .results import Throughput
 from .specs import PCIE_GBS_PER_LANE, AcceleratorSpec, BuildSpec, ModelSpec, Workload
-from .speed import distinct_experts
 
 # Achieved share of peak DRAM bandwidth when the CPU runs the offloaded matmuls (llama.cpp CPU
 # backend, memory-bound decode). An estimate, checked against the offload rows of the

@@ -15,20 +15,29 @@ class Precision:
     name: str
     bits_per_weight: float  # effective average, including block scales
     compute: str  # tensor-core rate used for matmuls: "fp32" | "fp16" | "fp8" | "int8" | "fp4"
-    family: str  # "float" | "int" (AWQ/GPTQ/bitsandbytes) | "gguf" (llama.cpp)
+    family: str  # "float" | "int" (AWQ/GPTQ/bitsandbytes) | "gguf" (llama.cpp) | "mlx" (MLX)
     kv_default: str  # KV-cache format used when Workload.kv_cache_precision is None
     # Embedding and output matrices are left in 16-bit by AWQ/GPTQ/FP8 checkpoints.
     embeddings_16bit: bool
     source: str
+    # MoE routed experts stored in another format than the rest (None: the same format).
+    expert_bits_per_weight: float | None = None
 
     @property
     def bytes_per_weight(self) -> float:
         """Bytes per weight (bits / 8)."""
         return self.bits_per_weight / 8.0
 
+    @property
+    def expert_bytes_per_weight(self) -> float:
+        """Bytes per routed-expert weight (the format's own unless experts have theirs)."""
+        bits = self.expert_bits_per_weight
+        return (self.bits_per_weight if bits is None else bits) / 8.0
+
 
 _GGML = "ggml-org/llama.cpp ggml/src/ggml-common.h block layouts"
 _QUANT_README = "ggml-org/llama.cpp tools/quantize/README.md bits/weight table"
+_MLX = "ml-explore mlx.core.quantize docs: affine, group 64, 16-bit scale + bias"
 
 _ALL = (
     Precision("fp32", 32.0, "fp32", "float", "fp32", False, "IEEE 754 single"),
@@ -49,6 +58,12 @@ _ALL = (
     ),
     # MXFP4: E2M1 + one E8M0 scale per 32 weights (OCP MX spec; gpt-oss experts).
     Precision("mxfp4", 4.0 + 8 / 32, "fp4", "float", "bf16", True, "OCP MXFP4 (32-weight blocks)"),
+    # MLX affine 4-bit (mlx.nn.quantize defaults, used by mlx_lm convert -q): group 64, one
+    # scale and one bias per group in the model dtype (16-bit); Embedding layers are quantised
+    # too. Run by MLX (resolve_runtime), whose quantised matmuls compute in 16-bit.
+    # Cross-check: 70.55B x 4.5 / 8 = 39.7 GB; LM Studio lists mlx-community/Llama-3.3-70B-
+    # Instruct-4bit at 39.71 GB (lmstudio-ai/lmstudio-bug-tracker#260, 2024-12-20).
+    Precision("int4-mlx", 4.0 + (16 + 16) / 64, "fp16", "mlx", "bf16", False, _MLX),
     # QLoRA NormalFloat4: block 64 + double-quantised scales (Dettmers et al. 2023) ~4.127 bpw.
     Precision(
         "nf4", 4.0 + 8 / 64 + 32 / (64 * 256), "fp16", "int", "bf16", True, "bitsandbytes NF4"
@@ -72,9 +87,49 @@ _ALL = (
         "q3_k_m", 3.91, "fp16", "gguf", "fp16", False, f"Q3_K 110 B/256 mix; {_QUANT_README}"
     ),
     Precision("q2_k", 3.1593, "fp16", "gguf", "fp16", False, f"Q2_K 84 B/256 mix; {_QUANT_README}"),
+    # Q4_1: Q4_0 plus a 16-bit minimum per block (20 B/32 w); pure like q4_0 (no README row).
+    Precision("q4_1", 5.0, "fp16", "gguf", "fp16", False, f"20 B/32 w; {_GGML}"),
+    # The _S mixes keep fewer tensors at a higher type than _M: Llama 3.1 8B file averages.
+    Precision(
+        "q5_k_s", 5.5704, "fp16", "gguf", "fp16", False, f"Q5_K 176 B/256 mix; {_QUANT_README}"
+    ),
+    Precision(
+        "q3_k_s", 3.6429, "fp16", "gguf", "fp16", False, f"Q3_K 110 B/256 mix; {_QUANT_README}"
+    ),
+    # IQ1_S: 50 B/256 w. The pure block, not the README's Llama 3.1 8B file average (2.0042 bpw):
+    # that mix keeps embeddings/output at higher types, 13 % of an 8B model's weights but 0.3 %
+    # of DeepSeek-R1's, the size of model this format is used for.
+    Precision("iq1_s", 1.5625, "fp16", "gguf", "fp16", False, f"50 B/256 w; {_GGML}"),
+    # gpt-oss "F16" GGUF (ggml-org convert_hf_to_gguf --outtype f16): the routed experts stay
+    # MXFP4 (17 B/32 w, ggml block_mxfp4), attention, embeddings and output are F16.
+    Precision(
+        "mxfp4-f16",
+        16.0,
+        "fp16",
+        "gguf",
+        "fp16",
+        True,
+        f"experts MXFP4 17 B/32 w, the rest F16; {_GGML}",
+        expert_bits_per_weight=4.0 + 8 / 32,
+    ),
 )
 
 PRECISIONS: MappingProxyType[str, Precision] = MappingProxyType({p.name: p for p in _ALL})
+
+# Kernel backends whose BF16 weight GEMMs run a scalar FP32 shader: ggml-vulkan builds
+# matmul_bf16 / matmul_id_bf16 "reusing CREATE_MM from the fp32 path" with scalar tiles unless the
+# device reports bf16 cooperative matrices (ggml-org/llama.cpp ggml/src/ggml-vulkan/ggml-vulkan.cpp,
+# ggml_vk_load_shaders); the only Vulkan BF16 rows (kyuz0 Strix Halo, RADV, b6486) log "bf16: 0".
+# The engine has no device-capability input, so it assumes that case for Vulkan.
+BF16_SCALAR_BACKENDS = frozenset({"vulkan"})
+
+
+def gemm_compute(precision: Precision, backend: str | None) -> str:
+    """The rate kind a precision's weight GEMMs run at on a kernel backend: "fp32" for BF16 on
+    a backend without a bf16 matrix path (BF16_SCALAR_BACKENDS), else precision.compute."""
+    if precision.name == "bf16" and backend in BF16_SCALAR_BACKENDS:
+        return "fp32"
+    return precision.compute
 
 # KV-cache formats (vLLM --kv-cache-dtype, llama.cpp --cache-type-k/v).
 KV_BITS: MappingProxyType[str, float] = MappingProxyType(

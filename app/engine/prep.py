@@ -4,18 +4,21 @@ from __future__ import annotations
 
 from .precision import PRECISIONS, Precision
 from .runtime import (
-    APPLE_SMALL_RAM_GIB,
-    APPLE_SMALL_RAM_USABLE_FRACTION,
     LINK_DEFAULT_GBS,
     LINK_LATENCY_US,
     MLA_FIXED_S_PER_LAYER,
-    UNIFIED_USABLE_BY_PLATFORM,
+    PRE_CUDA_GRAPH_S_PER_LAYER,
     Efficiency,
     RuntimeProfile,
     device_class,
 )
 from .runtime import efficiency as runtime_efficiency
 from .specs import AcceleratorSpec, BuildSpec, ModelSpec, Workload
+from .unified_memory import (
+    APPLE_SMALL_RAM_GIB,
+    APPLE_SMALL_RAM_USABLE_FRACTION,
+    UNIFIED_USABLE_BY_PLATFORM,
+)
 
 GB = 1e9  # the unit every figure is displayed in
 # Vendors state memory capacities in binary units: a "24 GB" card holds 24 GiB. Capacities are
@@ -106,14 +109,17 @@ def is_apple(build: BuildSpec) -> bool:
 def resolve_runtime(build: BuildSpec, workload: Workload) -> str:
     """The runtime named by the workload, else the one its inputs imply.
 
-    GGUF precisions run in llama.cpp; Apple machines default to llama.cpp (Metal); training
-    loops are PyTorch; everything else defaults to vLLM.
+    GGUF precisions run in llama.cpp, MLX-quantised ones in MLX; Apple machines default to
+    llama.cpp (Metal); training loops are PyTorch; everything else defaults to vLLM.
     """
     if workload.mode != "inference":
         return "pytorch"
     if workload.runtime is not None:
         return workload.runtime
-    if PRECISIONS[workload.precision].family == "gguf" or is_apple(build):
+    family = PRECISIONS[workload.precision].family
+    if family == "mlx":
+        return "mlx"
+    if family == "gguf" or is_apple(build):
         return "llama.cpp"
     return "vllm"
 
@@ -249,3 +255,11 @@ def fixed_per_pass(rt: RuntimeProfile, build: BuildSpec, model: ModelSpec) -> fl
     if model.kv_lora_rank:
         fixed += MLA_FIXED_S_PER_LAYER * model.num_hidden_layers
     return fixed
+
+
+def launch_s_without_graphs(rt: RuntimeProfile, model: ModelSpec, workload: Workload) -> float:
+    """Extra seconds per decode step of a llama.cpp CUDA build from before CUDA graphs (the
+    host launched each kernel of a token; runtime.PRE_CUDA_GRAPH_S_PER_LAYER); 0 otherwise."""
+    if workload.cuda_graphs or not rt.ggml_layout:
+        return 0.0
+    return PRE_CUDA_GRAPH_S_PER_LAYER * model.num_hidden_layers

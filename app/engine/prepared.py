@@ -106,9 +106,10 @@ def _prepare(build: BuildSpec, model: ModelSpec, workload: Workload) -> Prepared
     runtime = RUNTIMES[resolve_runtime(build, workload)]
     kv_name = workload.kv_cache_precision or prec.kv_default
     wb = prec.bytes_per_weight
+    xb = prec.expert_bytes_per_weight  # routed experts (gpt-oss GGUFs keep them MXFP4)
     emb_b = 2.0 if prec.embeddings_16bit else wb
     if mode == "training":
-        wb = emb_b = TRAIN_WEIGHT_BYTES if prec.bits_per_weight <= 16 else 4.0
+        wb = xb = emb_b = TRAIN_WEIGHT_BYTES if prec.bits_per_weight <= 16 else 4.0
     m = model
     layers = m.num_hidden_layers
     nonexpert_params = (
@@ -116,7 +117,7 @@ def _prepare(build: BuildSpec, model: ModelSpec, workload: Workload) -> Prepared
         + m.dense_layers * m.dense_mlp_params
         + m.moe_layers * m.moe_layer_fixed_params
     )
-    body_params = nonexpert_params + m.moe_layers * m.n_routed_experts * m.expert_params
+    expert_body_params = m.moe_layers * m.n_routed_experts * m.expert_params
     embed_bytes = m.embedding_params * emb_b
     head_params_bytes = m.lm_head_params * emb_b
     kv_b = kv_bytes(kv_name)
@@ -150,9 +151,9 @@ def _prepare(build: BuildSpec, model: ModelSpec, workload: Workload) -> Prepared
         usable_per_accel=build.accelerator.memory_gb
         * GIB
         * usable_fraction(build, workload, runtime),
-        body_bytes=body_params * wb,
+        body_bytes=nonexpert_params * wb + expert_body_params * xb,
         nonexpert_body_bytes=nonexpert_params * wb,
-        expert_bytes=m.expert_params * wb,
+        expert_bytes=m.expert_params * xb,
         embed_bytes=embed_bytes,
         head_bytes=m.vocab_size * m.hidden_size * emb_b,
         head_params_bytes=head_params_bytes,

@@ -250,3 +250,12 @@ fill_plan = _filler(ParallelPlan)
 fill_memory = _filler(MemoryBreakdown)
 fill_throughput = _filler(Throughput)
 fill_cost = _filler(CostFigures)
+
+def bottleneck_name(mem: float, comp: float, comm: float, fixed: float) -> str:
+    """The largest part of a decode step: fixed per-layer/per-step costs are "overheads"."""
+    roofline = max(mem, comp)
+    if fixed > roofline and fixed > comm:
+        return "overheads"
+    if comm > roofline:
+        return "interconnect"
+    return "compute" if comp > mem else "memory bandwidth"

@@ -37,17 +37,19 @@ class RuntimeProfile:
     # stages drain at the end of each call. llama.cpp: n_batch (default 2048) of n_ubatch-token
     # micro-batches (ggml-org/llama.cpp PR #6017); None: the whole prompt (vLLM and kin).
     prefill_pipeline_tokens: int | None = None
-    # The runtime's 16-bit prefill GEMMs accumulate in FP16: llama.cpp's CUDA backend calls
-    # cuBLAS with CUBLAS_COMPUTE_16F (FP32 on CDNA only) and its quantised MMQ kernels use int8
-    # tensor cores (ggml-cuda.cu, ggml_cuda_op_mul_mat_cublas). On GeForce-class tensor cores
-    # that runs at twice the FP32-accumulate rate the catalogue's fp16_tflops holds
-    # (prep.prefill_peak_flops); vLLM and kin accumulate in FP32.
+    # 16-bit prefill GEMMs accumulate in FP16 (llama.cpp: cuBLAS CUBLAS_COMPUTE_16F, FP32 on CDNA
+    # only; ggml_cuda_op_mul_mat_cublas): twice the FP32-accumulate rate of fp16_tflops on
+    # GeForce-class tensor cores (prep.prefill_peak_flops); vLLM and kin accumulate in FP32.
     fp16_accumulate: bool = False
-    # The runtime runs one of several GPU kernel backends (llama.cpp: CUDA, ROCm/HIP, Vulkan,
-    # Metal) whose prefill differs more than the device class says: a backend other than the
-    # device's native one has its own fitted prefill shares where the measurements pin them
-    # (prep.prefill_efficiency, benchmarks/calibrate.py).
+    # Several GPU kernel backends (llama.cpp: CUDA, ROCm, Vulkan, Metal): a non-native backend has
+    # its own fitted prefill shares where the measurements pin them (prep.prefill_efficiency).
     kernel_backends: bool = False
+    # ggml's graph layout (llama.cpp, Ollama): the input token embedding stays in host RAM
+    # ("there is very little benefit to offloading the input layer, so always keep it on the
+    # CPU", src/llama-model.cpp) and the layer split counts the output layer as one more unit
+    # on the last card; without flash attention each card's compute buffer holds the F32
+    # K*Q scores of one micro-batch (memory.score_buffer_bytes).
+    ggml_layout: bool = False
 
 
 # MoE fixed cost per layer: vLLM's fused-MoE path was hand-set from the gpt-oss-120b on A100
@@ -79,6 +81,7 @@ _LLAMA_CPP = RuntimeProfile(
     LLAMA_CPP_BATCH_TOKENS,
     fp16_accumulate=True,
     kernel_backends=True,
+    ggml_layout=True,
 )
 
 RUNTIMES: MappingProxyType[str, RuntimeProfile] = MappingProxyType(
@@ -126,6 +129,7 @@ RUNTIMES: MappingProxyType[str, RuntimeProfile] = MappingProxyType(
             OLLAMA_BATCH_TOKENS,
             fp16_accumulate=True,
             kernel_backends=True,
+            ggml_layout=True,
         ),
         "mlx": RuntimeProfile(
             "mlx",
@@ -160,22 +164,6 @@ RUNTIMES: MappingProxyType[str, RuntimeProfile] = MappingProxyType(
 # Runtimes a user may name for inference (pytorch is the training loop).
 INFERENCE_RUNTIMES = ("vllm", "sglang", "trt-llm", "llama.cpp", "ollama", "mlx")
 
-# Unified-memory machines: the share of RAM the GPU may use, by platform.
-# macOS lets the GPU wire about 75 % of RAM by default (recommendedMaxWorkingSetSize; raise it
-# with `sudo sysctl iogpu.wired_limit_mb=...`); DGX Spark (GB10, Linux + CUDA) exposes ~120 GiB
-# of its 128 GiB (stas00/ml-engineering, reference/accelerators.csv); Strix Halo on Linux maps
-# ~108 GB of 128 GB to the GPU through GTT (BIOS/driver allocation; 96 GB dedicated on Windows).
-UNIFIED_USABLE_FRACTION = 0.75  # Apple and unknown unified devices
-# Macs with up to 32 GiB of RAM let the GPU wire two thirds: llama.cpp logs Metal's
-# recommendedMaxWorkingSetSize as 10922.67 MB (MiB) on 16 GB (abetlen/llama-cpp-python #687)
-# and 21845.34 on 32 GB (ggml-org/llama.cpp PR #2011, ollama/ollama #434); 64 GB machines
-# reach ~75 % (llama.cpp #1870: "Around 47GB or higher I get problems").
-APPLE_SMALL_RAM_GIB = 32.0
-APPLE_SMALL_RAM_USABLE_FRACTION = 2 / 3
-UNIFIED_USABLE_BY_PLATFORM: MappingProxyType[str, float] = MappingProxyType(
-    {"apple": 0.75, "gb10": 120 / 128, "strix_halo": 108 / 128, "other": 0.75}
-)
-
 # Unified-memory SoC GPUs (Apple M-series, Strix Halo) reach a smaller share of their nominal
 # bandwidth in decode (llama.cpp on M2 Ultra: ~55-60 % of 800 GB/s); these replace the
 # runtime's values when worse. The per-layer launch cost is Metal's (command encoding) and
@@ -192,6 +180,11 @@ UNIFIED_FIXED_S_PER_LAYER = 60e-6  # Apple (Metal) only
 # kernels that do not overlap with the bandwidth-bound GEMMs. Per runtime: see
 # RuntimeProfile.moe_fixed_s_per_layer and docs/engine.md section 7.
 MOE_FIXED_S_PER_LAYER = MOE_FIXED_S_PER_LAYER_VLLM
+
+# llama.cpp CUDA decode before CUDA graphs (PR #6766, merged 2024-05-08) launched every kernel
+# from the host: the PR's tg gains on Llama 2 7B give 25 (RTX 3090), 13 (RTX 4090) and 27 us
+# (H100 PCIe) per layer; their mean, an estimate, per layer of such builds (docs/engine.md 5).
+PRE_CUDA_GRAPH_S_PER_LAYER = 22e-6
 
 # Fixed time per decode forward pass of one multi-head-latent-attention layer (DeepSeek-V3,
 # Kimi K2), beyond its bytes: absorbed MLA runs q_a/q_b/kv_a projections, two extra norms,

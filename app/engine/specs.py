@@ -219,7 +219,14 @@ class Workload(HashedOnce):
     zero_stage: int = 0  # 0..3 (3 = FSDP full sharding)
     # None = the mode's standard recipe: on for LoRA/QLoRA, off for full training.
     activation_recomputation: bool | None = None
-    flash_attention: bool = True  # drops the 5as/h attention-score term of Korthikanti et al.
+    # Training: drops the 5as/h attention-score term of Korthikanti et al.; llama.cpp inference:
+    # off, each card holds the F32 K*Q scores of a micro-batch (memory.score_buffer_bytes).
+    # On by default: llama.cpp's `-fa auto` since August 2025 (ggml-org/llama.cpp PR #15434).
+    flash_attention: bool = True
+    # llama.cpp on CUDA replays a decode step's kernels as one CUDA graph since May 2024
+    # (ggml-org/llama.cpp PR #6766); False: a build from before, launching every kernel from
+    # the host (runtime.PRE_CUDA_GRAPH_S_PER_LAYER). Set for published runs of that age.
+    cuda_graphs: bool = True
     training_tokens: int = 0
     lora_rank: int = 16
     model_flops_utilization: float | None = None  # None = documented default per mode

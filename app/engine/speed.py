@@ -4,24 +4,23 @@ from __future__ import annotations
 
 import math
 
+from .model_shape import distinct_experts
 from .plan import Prepared, kv_share, kv_tokens_weighted
-from .prep import efficiency, link_for, peak_flops, prefill_efficiency, prefill_peak_flops
-from .results import Throughput, fill_throughput
-from .runtime import (
-    LINK_DEFAULT_GBS,
-    LINK_EFFICIENCY,
-    LINK_LATENCY_US,
+from .precision import gemm_compute
+from .prep import (
+    efficiency,
+    foreign_backend,
+    launch_s_without_graphs,
+    link_for,
+    peak_flops,
+    prefill_efficiency,
+    prefill_peak_flops,
 )
+from .results import Throughput, bottleneck_name, fill_throughput
+from .runtime import LINK_DEFAULT_GBS, LINK_EFFICIENCY, LINK_LATENCY_US
 from .specs import BuildSpec, ModelSpec, Workload
 
 ACTIVATION_BYTES = 2.0  # hidden states cross links in 16-bit
-
-
-def distinct_experts(n_experts: int, top_k: int, tokens: float) -> float:
-    """Expected distinct routed experts a layer touches for `tokens` tokens (uniform routing)."""
-    if n_experts <= 0:
-        return 0.0
-    return n_experts * (1.0 - (1.0 - top_k / n_experts) ** tokens)
 
 
 def _hop(build: BuildSpec, tp: int, pp: int) -> tuple[float, float]:
@@ -81,8 +80,7 @@ class DecodeModel:
         weighted = kv_tokens_weighted(p, ctx)
         # KV bytes read per sequence, summed over the tp ranks (MLA is read whole by every rank).
         self.kv_per_seq = p.kv_token_layer_bytes * weighted * kv_share(model, tp) * tp
-        # Attention FLOPs over the cached tokens; a linear-attention state update is a few
-        # MFLOPs a layer (its bytes are in kv_per_seq above).
+        # Attention FLOPs over cached tokens (a linear-attention state's bytes are in kv_per_seq).
         attended = weighted - p.state_layer_tokens
         self.flops_per_token = (
             2.0 * model.params_active_matmul + model.attention_flops_per_context_token * attended
@@ -105,7 +103,9 @@ class DecodeModel:
             )
         else:
             self.comm_fixed = self.comm_per_token = 0.0
-        self.fixed = rt.fixed_s_per_step + p.fixed_pass_s
+        self.fixed = (
+            rt.fixed_s_per_step + p.fixed_pass_s + launch_s_without_graphs(rt, model, workload)
+        )
         if pp > 1:
             hop_bw, hop_lat = _hop(build, tp, pp)
             self.hop_fixed = (pp - 1) * hop_lat
@@ -174,12 +174,12 @@ def prefill(
     rt = p.runtime
     per_prompt = workload.prompt_tokens
     n = per_prompt * prompts
-    peak, half_peak = prefill_peak_flops(rt, build, p.precision.compute)
+    backend = None if workload.backend is None else foreign_backend(rt, build, workload)
+    peak, half_peak = prefill_peak_flops(rt, build, gemm_compute(p.precision, backend))
     attn = model.attention_flops_per_context_token
     w = p.window
     depth = workload.prefill_depth_tokens
-    # Context tokens each prompt token attends to, summed: the depth already cached plus the
-    # causal triangle; a sliding-window layer caps each token's span at its window.
+    # Context each prompt token attends to: cached depth + causal triangle, capped by a window.
     causal = p.full_layers * per_prompt * (depth + per_prompt / 2.0)
     if p.windowed_layers:
         below = max(0, min(per_prompt, w - depth))  # tokens whose span is under the window
@@ -231,15 +231,6 @@ def prefill(
         total += (pp - 1) * (hop_lat + n * model.hidden_size * ACTIVATION_BYTES / hop_bw)
     return total + rt.fixed_s_per_step
 
-
-def bottleneck_name(mem: float, comp: float, comm: float, fixed: float) -> str:
-    """The largest part of a decode step: fixed per-layer/per-step costs are "overheads"."""
-    roofline = max(mem, comp)
-    if fixed > roofline and fixed > comm:
-        return "overheads"
-    if comm > roofline:
-        return "interconnect"
-    return "compute" if comp > mem else "memory bandwidth"
 
 
 def throughput(

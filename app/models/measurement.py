@@ -8,7 +8,7 @@ reference no longer resolves) instead of blocking that edit.
 
 from typing import Any
 
-from sqlalchemy import JSON, CheckConstraint, Float, Integer, String
+from sqlalchemy import JSON, Boolean, CheckConstraint, Float, Integer, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.db import Base
@@ -88,6 +88,9 @@ class Measurement(CatalogRecord, Base):
     context_depth_tokens: Mapped[int | None] = mapped_column(Integer)
     tensor_parallel: Mapped[int | None] = mapped_column(Integer)
     pipeline_parallel: Mapped[int | None] = mapped_column(Integer)
+    # The run sharded a mixture-of-experts model's routed experts over its GPUs with
+    # data-parallel attention (not tensor parallel's all-reduces); None: not stated.
+    expert_parallel: Mapped[bool | None] = mapped_column(Boolean)
     offload: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     arrival: Mapped[str | None] = mapped_column(String(16))
     requests: Mapped[int | None] = mapped_column(Integer)  # requests the run sent in all

@@ -127,6 +127,13 @@ class MeasurementIn(StrictModel):
     context_depth_tokens: int | None = TokenCount
     tensor_parallel: int | None = Count
     pipeline_parallel: int | None = Count
+    expert_parallel: bool | None = Field(
+        default=None,
+        description="true when the run sharded a mixture-of-experts model's routed experts over"
+        " its GPUs with data-parallel attention, as published (TensorRT-LLM --ep with"
+        " enable_attention_dp, SGLang --enable-dp-attention --ep, vLLM --enable-expert-parallel"
+        " with --data-parallel-size); tensor_parallel then is the runtime's --tp as published",
+    )
     offload: dict[str, int | ShortText] | None = Field(
         default=None, description="as published: {ngl: N} or {n_cpu_moe: N}", max_length=4
     )

@@ -13,6 +13,7 @@
 """
 
 import re
+from collections.abc import Sequence
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -33,11 +34,10 @@ from app.engine import (
 from app.errors import FieldError, InvalidInput, field_errors, summary
 from app.metrics import count_engine_evaluations
 from app.schemas.estimate import DEFAULT_PROMPT_TOKENS, WorkloadIn
-from app.schemas.estimate_answer import FailoverOut
 from app.schemas.inline import FORM_TEXT, InlineBuild, InlineModel
 from app.services.accelerators import find_accelerator
 from app.services.build_rows import BuildRow
-from app.services.estimate_answers import failover_out
+from app.services.estimate_answers import failover_values
 from app.services.model_profiles import ModelProfileRow
 from app.services.specs import accelerator_spec, inline_build_spec_from
 
@@ -220,13 +220,14 @@ def catalog_estimate(
 
 def failover_cases(
     build: BuildSpec, model: ModelSpec, workload: Workload, costs: CostAssumptions
-) -> list[FailoverOut]:
-    """Fit and speed after losing one accelerator / one node."""
+) -> Sequence[Any]:
+    """Fit and speed after losing one accelerator / one node, as `estimate_answer` takes them
+    (`failover_values`: validated with the rest of the answer)."""
     try:
         cases = failover(build, model, workload, costs)
     except (EngineInputError, ArithmeticError):
-        return []
-    return failover_out(cases)
+        return ()
+    return failover_values(cases)
 
 
 FormModelT = TypeVar("FormModelT", bound=BaseModel)

@@ -38,12 +38,21 @@ def _field_names(cls: type) -> tuple[str, ...]:
 
 
 def _finite(parts: Sequence[Any]) -> bool:
-    """True when no float field of these flat engine results is NaN or infinite."""
+    """True when no float field of these flat engine results is NaN or infinite.
+
+    A result with a __dict__ is read from it: its stored fields, not the deferred ones
+    (results.Deferred), which would be computed by the read (Throughput.packed_prefill_s is in
+    no answer). Slotted results are read field by field."""
     for part in parts:
         if part is None:
             continue
-        for name in _field_names(type(part)):
-            value = getattr(part, name)
+        own = getattr(part, "__dict__", None)
+        values = (
+            own.values()
+            if own is not None
+            else [getattr(part, name) for name in _field_names(type(part))]
+        )
+        for value in values:
             # x - x is 0.0 for a finite float and NaN (truthy) for NaN or an infinity.
             if value.__class__ is float and value - value:
                 return False
@@ -78,60 +87,87 @@ _NULL_THROUGHPUT = dict.fromkeys(
 )
 
 
+def _build_subject_values(
+    spec: BuildSpec, *, slug: str | None, tier: str | None = None
+) -> dict[str, Any]:
+    # The values BuildSubjectOut validates (an estimate validates them with its answer).
+    return {
+        "slug": slug,
+        "name": spec.name,
+        "tier": tier or derive_tier(spec),
+        "accelerator_count": spec.accelerator_count,
+        "total_memory_gb": spec.total_memory_gb,
+        "pooled_memory_gb": pooled_memory_gb(spec),
+        "price_usd": spec.price_usd,
+    }
+
+
 def build_subject(spec: BuildSpec, *, slug: str | None, tier: str | None = None) -> BuildSubjectOut:
     """The `build` part of an answer."""
-    return BuildSubjectOut(
-        slug=slug,
-        name=spec.name,
-        tier=tier or derive_tier(spec),
-        accelerator_count=spec.accelerator_count,
-        total_memory_gb=spec.total_memory_gb,
-        pooled_memory_gb=pooled_memory_gb(spec),
-        price_usd=spec.price_usd,
-    )
+    return BuildSubjectOut(**_build_subject_values(spec, slug=slug, tier=tier))
+
+
+def _model_subject_values(spec: ModelSpec, *, slug: str | None) -> dict[str, Any]:
+    # ModelSubjectOut's values: published counts when known, else computed.
+    return {
+        "slug": slug,
+        "name": spec.name,
+        "params_total": spec.params_total_published or spec.params_total,
+        "params_active": spec.params_active_published or spec.params_active,
+    }
 
 
 def model_subject(spec: ModelSpec, *, slug: str | None) -> ModelSubjectOut:
-    """The `model` part of an answer (published counts when known, else computed)."""
-    return ModelSubjectOut(
-        slug=slug,
-        name=spec.name,
-        params_total=spec.params_total_published or spec.params_total,
-        params_active=spec.params_active_published or spec.params_active,
-    )
+    """The `model` part of an answer."""
+    return ModelSubjectOut(**_model_subject_values(spec, slug=slug))
+
+
+def _workload_values(workload: Workload, runtime: str | None) -> dict[str, Any]:
+    return {
+        "mode": workload.mode,
+        "precision": workload.precision,
+        "kv_cache_precision": workload.kv_cache_precision,
+        "context_tokens": workload.context_tokens,
+        "prompt_tokens": workload.prompt_tokens,
+        "batch": workload.batch,
+        "parallelism": workload.parallelism,
+        "runtime": runtime or workload.runtime or "auto",
+        "offload": workload.offload,
+    }
 
 
 def workload_out(workload: Workload, runtime: str | None = None) -> WorkloadOut:
     """The `workload` part of an answer (`runtime`: the one the engine used)."""
-    return WorkloadOut(
-        mode=workload.mode,
-        precision=workload.precision,
-        kv_cache_precision=workload.kv_cache_precision,
-        context_tokens=workload.context_tokens,
-        prompt_tokens=workload.prompt_tokens,
-        batch=workload.batch,
-        parallelism=workload.parallelism,
-        runtime=runtime or workload.runtime or "auto",
-        offload=workload.offload,
-    )
+    return WorkloadOut(**_workload_values(workload, runtime))
+
+
+def failover_values(cases: Sequence[FailoverCase]) -> Sequence[Any]:
+    """Failover cases as FailoverOut validates them (from their attributes), non-finite
+    speeds null."""
+    if _finite(cases):
+        return cases
+    return [_nulled(c) for c in cases]
 
 
 def failover_out(cases: Sequence[FailoverCase]) -> list[FailoverOut]:
     """Failover cases as FailoverOut (non-finite speeds null)."""
-    if _finite(cases):
-        return _FAILOVER.validate_python(cases, from_attributes=True)
-    return _FAILOVER.validate_python([_nulled(c) for c in cases])
+    return _FAILOVER.validate_python(failover_values(cases), from_attributes=True)
 
 
 def estimate_answer(
     est: Estimate,
     *,
-    build: BuildSubjectOut,
-    model: ModelSubjectOut,
+    build: BuildSpec,
+    model: ModelSpec,
     workload: Workload,
-    failover: list[FailoverOut] | None = None,
+    build_slug: str | None = None,
+    build_tier: str | None = None,
+    model_slug: str | None = None,
+    failover: Sequence[Any] = (),
 ) -> EstimateOut:
-    """An engine Estimate as the API's answer (EstimateOut)."""
+    """An engine Estimate as the API's answer (EstimateOut), with its build and model parts
+    (slugs null for inline ones) and `failover` as FailoverOut items or `failover_values`:
+    validated in one pass."""
     placement = est.placement
     parts: tuple[Any, ...] = (est.memory, est.throughput, est.cost, est.training)
     placement_in: Any = placement
@@ -140,9 +176,9 @@ def estimate_answer(
         placement_in = _placement_nulled(est)
     memory, throughput, cost, training = parts
     answer = {
-        "build": build,
-        "model": model,
-        "workload": workload_out(workload, est.runtime),
+        "build": _build_subject_values(build, slug=build_slug, tier=build_tier),
+        "model": _model_subject_values(model, slug=model_slug),
+        "workload": _workload_values(workload, est.runtime),
         "fits": est.fits,
         "verdict": est.verdict,
         "tier": est.tier,
@@ -155,7 +191,7 @@ def estimate_answer(
         "max_batch_that_fits": est.max_batch_that_fits,
         "findings": est.findings,
         "assumptions": est.assumptions,
-        "failover": failover or [],
+        "failover": failover,
         "estimated": True,
         "placement": placement_in,
     }

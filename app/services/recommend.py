@@ -113,8 +113,14 @@ def _miss(row: BuildRow, f: FiguresOut) -> RecommendMiss:
 
 def lower_precisions(precision: str) -> list[str]:
     """Precisions with fewer bits per weight than `precision`, most bits first."""
-    bits = PRECISIONS[precision].bits_per_weight
-    lower = [p for p in PRECISIONS.values() if p.bits_per_weight < bits]
+    asked = PRECISIONS[precision]
+    bits = asked.bits_per_weight
+    # MLX's format is MLX's alone: a way out only for someone already using it.
+    lower = [
+        p
+        for p in PRECISIONS.values()
+        if p.bits_per_weight < bits and (p.family != "mlx" or asked.family == "mlx")
+    ]
     return [p.name for p in sorted(lower, key=lambda p: -p.bits_per_weight)]
 
 

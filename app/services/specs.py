@@ -30,7 +30,11 @@ def accelerator_spec(
 ) -> AcceleratorSpec:
     """Engine view of an accelerator: an ORM row, a typed catalog record or an inline one."""
     values: dict[str, Any] = {name: getattr(source, name) for name in _ACCELERATOR_SPEC_FIELDS}
-    values.update({name: getattr(source, name, None) for name in _OPTIONAL_SPEC_FIELDS})
+    if isinstance(source, InlineAccelerator):
+        # It has neither field (a pydantic model raises, then getattr catches: ~3 µs a card).
+        values.update(dict.fromkeys(_OPTIONAL_SPEC_FIELDS))
+    else:
+        values.update({name: getattr(source, name, None) for name in _OPTIONAL_SPEC_FIELDS})
     return AcceleratorSpec(**values)
 
 
@@ -77,15 +81,20 @@ def inline_build_spec_from(
     raises NotFound naming `field`, the request path of that slug)."""
     groups = []
     single = build.accelerators is None
-    for index, group in enumerate(build.groups):
-        if isinstance(group.accelerator, str):
+    # (card, count, PCIe generation, lanes) of either form, without building a group model.
+    parts = (
+        [(build.accelerator, build.accelerators_per_node, None, None)]
+        if single
+        else [(g.accelerator, g.count, g.pcie_generation, g.pcie_lanes) for g in build.groups]
+    )
+    for index, (card, count, pcie_generation, pcie_lanes) in enumerate(parts):
+        assert card is not None and count is not None  # the single form is complete
+        if isinstance(card, str):
             field = "build.accelerator" if single else f"build.accelerators.{index}.accelerator"
-            acc = catalog_accelerator(group.accelerator, field)
+            acc = catalog_accelerator(card, field)
         else:
-            acc = accelerator_spec(group.accelerator)
-        groups.append(
-            AcceleratorGroup(acc, group.count, group.pcie_generation, group.pcie_lanes)
-        )
+            acc = accelerator_spec(card)
+        groups.append(AcceleratorGroup(acc, count, pcie_generation, pcie_lanes))
     per_node = build.per_node
     intra = build.intra_node_link
     if intra is None:
@@ -102,19 +111,25 @@ def inline_build_spec_from(
         else InterNodeLink(inter.kind, inter.bandwidth_gbps, inter.latency_us)
     )
     host = build.host
-    return BuildSpec.of_groups(
-        build.name,
-        tuple(groups),
-        nodes=build.nodes,
-        intra_node_link=intra_link,
-        inter_node_link=inter_link,
-        scale_up_domain_accelerators=build.scale_up_domain_accelerators,
-        power_w=build.power_w,
-        price_usd=build.price_usd,
-        host=None
+    shape: dict[str, Any] = {
+        "nodes": build.nodes,
+        "intra_node_link": intra_link,
+        "inter_node_link": inter_link,
+        "scale_up_domain_accelerators": build.scale_up_domain_accelerators,
+        "power_w": build.power_w,
+        "price_usd": build.price_usd,
+        "host": None
         if host is None
         else HostSpec(host.cpu, host.cpu_cores, host.ram_gb, host.ram_bandwidth_gbs),
-    )
+    }
+    if single:
+        # One card kind and no stated slot: the single-kind form, which the engine reads as
+        # accelerator x accelerators_per_node without building or summing groups.
+        only = groups[0]
+        return BuildSpec(
+            build.name, only.accelerator, accelerators_per_node=only.count_per_node, **shape
+        )
+    return BuildSpec.of_groups(build.name, tuple(groups), **shape)
 
 
 def host_spec(build: Build) -> HostSpec | None:

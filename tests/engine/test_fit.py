@@ -188,3 +188,49 @@ def test_kv_cache_defaults_to_bf16_for_fp8_weights():
     assert any("KV cache bf16" in a for a in e.assumptions)
     fp8kv = estimate(TWO_DGX_H200, LLAMA_3_70B, Workload(precision="fp8", kv_cache_precision="fp8"))
     assert fp8kv.memory.kv_cache_gb < e.memory.kv_cache_gb
+
+
+def test_llama_cpp_keeps_the_input_embedding_in_host_ram():
+    # src/llama-model.cpp pins the input layer to the CPU; vLLM holds it on the card.
+    model = LLAMA_3_8B
+    card = AcceleratorSpec("24 GB card", 24, 936, 71)
+    build = BuildSpec("1x 24 GB", card)
+    work = Workload(precision="fp16", context_tokens=4096)
+    cpp = estimate(build, model, dataclasses.replace(work, runtime="llama.cpp"))
+    vllm = estimate(build, model, dataclasses.replace(work, runtime="vllm"))
+    embedding_gb = model.vocab_size * model.hidden_size * 2 / 1e9
+    assert vllm.memory.weights_gb - cpp.memory.weights_gb == pytest.approx(embedding_gb, rel=1e-6)
+
+
+def test_llama_cpp_layer_split_puts_the_output_layer_on_the_last_card():
+    # 80 layers + the output layer over 6 cards: llama.cpp gives the first card 14 layers and
+    # the last 12 layers and the 2.1 GB output projection, none of them the embedding.
+    rtx3090 = AcceleratorSpec("RTX 3090", 24, 936, 71)
+    cards = BuildSpec("6x 3090", rtx3090, 1, 6, IntraNodeLink("pcie", 32))
+    work = Workload(precision="fp16", context_tokens=512, runtime="llama.cpp")
+    e = estimate(cards, LLAMA_3_70B, work)
+    assert e.plan.pipeline_parallel == 6
+    layer_gb = (e.memory.weights_gb - LLAMA_3_70B.vocab_size * LLAMA_3_70B.hidden_size * 2 / 1e9)
+    layer_gb /= LLAMA_3_70B.num_hidden_layers
+    fullest_weights = e.memory.per_accelerator_gb - (
+        e.memory.kv_cache_gb + e.memory.activations_gb + e.memory.overhead_gb
+    ) / 6
+    assert fullest_weights == pytest.approx(14 * layer_gb, rel=0.01)
+    assert e.fits, e.verdict
+
+
+def test_llama_cpp_without_flash_attention_holds_the_scores_of_a_micro_batch():
+    # Without flash attention ggml materialises K*Q in F32: n_ubatch x n_ctx x heads x 4 bytes.
+    card = AcceleratorSpec("24 GB card", 24, 936, 71)
+    build = BuildSpec("1x 24 GB", card)
+    on = Workload(precision="fp16", context_tokens=8192, runtime="llama.cpp")
+    off = dataclasses.replace(on, flash_attention=False)
+    with_fa = estimate(build, LLAMA_3_8B, on).memory.activations_gb
+    without = estimate(build, LLAMA_3_8B, off).memory.activations_gb
+    scores_gb = 512 * 8192 * LLAMA_3_8B.num_attention_heads * 4 / 1e9
+    logits_gb = 512 * LLAMA_3_8B.vocab_size * 4 / 1e9
+    # The buffer is its largest phase: the scores replace the logits of the micro-batch.
+    assert without - with_fa == pytest.approx(scores_gb - logits_gb, rel=1e-6)
+    # vLLM never materialises the scores.
+    vllm = dataclasses.replace(off, runtime="vllm")
+    assert estimate(build, LLAMA_3_8B, vllm).memory.activations_gb < with_fa

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from app.engine import (
@@ -13,6 +15,7 @@ from app.engine import (
     Workload,
     estimate,
 )
+from app.engine.runtime import PRE_CUDA_GRAPH_S_PER_LAYER
 
 from .shapes import (
     CLUSTER,
@@ -20,6 +23,7 @@ from .shapes import (
     DESKTOP,
     H100,
     H200,
+    LLAMA_3_8B,
     LLAMA_8B,
     LLAMA_70B,
     RTX4090,
@@ -311,6 +315,62 @@ def test_a_foreign_kernel_backend_takes_its_own_prefill_shares(
         plain = estimate(BuildSpec("c", card), spec(LLAMA_8B), vllm).throughput
         named = estimate(BuildSpec("c", card), spec(LLAMA_8B), replace(vllm, backend="vulkan"))
         assert named.throughput.time_to_first_token_s == plain.time_to_first_token_s
+    finally:
+        monkeypatch.undo()
+        clear_prepared()
+
+
+def test_llama_cpp_builds_before_cuda_graphs_pay_their_kernel_launches():
+    build = BuildSpec("1x 4090", RTX4090)
+    today = Workload(precision="q4_0", context_tokens=512, runtime="llama.cpp")
+    before = dataclasses.replace(today, cuda_graphs=False)
+    now, then = estimate(build, LLAMA_3_8B, today), estimate(build, LLAMA_3_8B, before)
+    assert now.throughput is not None and then.throughput is not None
+    step_now = 1.0 / now.throughput.decode_tokens_per_s
+    step_then = 1.0 / then.throughput.decode_tokens_per_s
+    extra = PRE_CUDA_GRAPH_S_PER_LAYER * LLAMA_3_8B.num_hidden_layers
+    assert step_then - step_now == pytest.approx(extra, rel=1e-6)
+    # vLLM captures its own graphs: the setting does not apply.
+    vllm = dataclasses.replace(today, runtime="vllm", precision="int4")
+    vllm_old = dataclasses.replace(vllm, cuda_graphs=False)
+    a, b = estimate(build, LLAMA_3_8B, vllm), estimate(build, LLAMA_3_8B, vllm_old)
+    assert a.throughput is not None and b.throughput is not None
+    assert a.throughput.decode_tokens_per_s == pytest.approx(b.throughput.decode_tokens_per_s)
+
+
+def test_bf16_weights_on_vulkan_run_the_scalar_fp32_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    # ggml-vulkan builds its BF16 matmuls from the FP32 shader unless the device has bf16
+    # cooperative matrices (precision.BF16_SCALAR_BACKENDS): half the 16-bit rate; FP16
+    # weights, and BF16 on the native backend, keep the 16-bit rate.
+    from dataclasses import replace
+    from types import MappingProxyType
+
+    from app.engine import runtime
+    from app.engine.plan import clear_prepared
+    from app.engine.precision import PRECISIONS, gemm_compute
+    from app.engine.prep import accelerator_class
+
+    assert gemm_compute(PRECISIONS["bf16"], "vulkan") == "fp32"
+    assert gemm_compute(PRECISIONS["bf16"], None) == "fp16"
+    assert gemm_compute(PRECISIONS["fp16"], "vulkan") == "fp16"
+    card = replace(RTX4090, vendor="NVIDIA")
+    kind = accelerator_class(card)
+    same = runtime.Efficiency(0.8, 0.4, 0.2, 8e-6, None)  # one share: only the rate differs
+    table = {("llama.cpp", kind): same, ("llama.cpp", kind, "vulkan"): same}
+    monkeypatch.setattr(runtime, "CALIBRATION", MappingProxyType(table))
+    clear_prepared()
+    try:
+        base = Workload(precision="bf16", runtime="llama.cpp", prompt_tokens=4096,
+                        context_tokens=4200)
+
+        def ttft(precision: str, backend: str | None) -> float:
+            work = replace(base, precision=precision, backend=backend)
+            result = estimate(BuildSpec("c", card), spec(LLAMA_8B), work)
+            return result.throughput.time_to_first_token_s
+
+        assert ttft("fp16", "vulkan") == ttft("fp16", None) == ttft("bf16", None)
+        # The weight GEMMs take twice as long; attention and fixed costs do not change.
+        assert 1.5 * ttft("bf16", None) < ttft("bf16", "vulkan") < 2.0 * ttft("bf16", None)
     finally:
         monkeypatch.undo()
         clear_prepared()

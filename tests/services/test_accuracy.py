@@ -13,6 +13,7 @@ from app.services.accuracy import (
     Group,
     accuracy_notes_for_build,
     accuracy_report,
+    canonical_source,
     cross_validate_by_source,
     device_class,
     engine_predictor,
@@ -24,6 +25,7 @@ from app.services.accuracy import (
 )
 from app.services.catalog import import_document
 
+from ..engine.shapes import GPT_OSS_120B
 from .test_measurements import measurement
 
 LLAMA_CONFIG = {
@@ -84,6 +86,21 @@ def test_roofline_decode_is_bandwidth_over_active_weight_bytes() -> None:
     # 2 cards x 1000 GB/s over 8e9 weights x 2 bytes = 125 tokens/s, x batch 4.
     assert roofline_predictor(_case()) == pytest.approx(125.0)
     assert roofline_predictor(_case(batch=4)) == pytest.approx(500.0)
+
+
+def test_roofline_counts_experts_at_their_own_bits() -> None:
+    # mxfp4-f16: a dense model is all 16-bit; a MoE model's active experts are read at 4.25 bits.
+    moe = model_spec_from_hf_config(GPT_OSS_120B, name="gpt-oss-120b")
+
+    def decode(precision: str, model: str = "dense") -> float:
+        case = _case()
+        case = replace(case, workload=replace(case.workload, precision=precision))
+        if model == "moe":
+            case = replace(case, model=moe)
+        return float(roofline_predictor(case))
+
+    assert decode("mxfp4-f16") == pytest.approx(decode("fp16"))
+    assert decode("fp16", "moe") < decode("mxfp4-f16", "moe") < decode("mxfp4", "moe")
 
 
 def test_roofline_prefill_is_dense_flops_over_twice_the_active_params() -> None:
@@ -195,6 +212,19 @@ def test_llama_cpp_row_split_speeds_are_skipped_and_its_fit_facts_kept(session: 
     assert fit.workload.tensor_parallel is None  # weights per card are the same in both modes
 
 
+def test_expert_parallel_runs_are_not_predicted_as_tensor_parallel(session: Session) -> None:
+    # TensorRT-LLM's MoE recipe (--tp 2 --ep N, enable_attention_dp): its --tp is not a
+    # tensor-parallel all-reduce plan, so the row is not evaluated as one.
+    two_cards = {"accelerator": "rtx-3090", "count": 2}
+    ep = measurement("t-ep", hardware=two_cards, runtime="vllm", tensor_parallel=2,
+                     expert_parallel=True)
+    tp = measurement("t-tp", hardware=two_cards, runtime="vllm", tensor_parallel=2)
+    assert import_document(session, {"measurements": [ep, tp]}, actor="t").ok
+    cases = measurement_cases(snapshot(session))
+    assert "expert parallel" in {s.slug: s.reason for s in cases.skipped}["t-ep"]
+    assert "t-tp" in {c.slug for c in cases.cases}
+
+
 def test_runs_on_the_cpu_are_not_predicted(session: Session) -> None:
     # A cell labelled "(CPU)": the model did not fit the GPU and ran on the CPU cores.
     on_cpu = measurement("t-cpu", backend="cpu")
@@ -247,3 +277,75 @@ def test_leave_one_source_out_never_fits_on_the_held_out_source() -> None:
     # Source a is predicted from b alone (300), b from a alone (100).
     assert [r.predicted for r in results] == [300.0, 300.0, 100.0]
     assert results[2].error == pytest.approx(2 / 3)
+
+
+def test_a_note_and_the_source_date_set_flash_attention_and_cuda_graphs(session: Session) -> None:
+    # A 2024 llama-bench run whose note says it had no flash attention, and whose source
+    # predates llama.cpp's CUDA graphs (2024-05-08); a 2025 run with no such note.
+    old = measurement(
+        "t-old", backend="cuda", as_of="2024-01-10", notes="flash_attention=off, no -fa given."
+    )
+    new = measurement("t-new", backend="cuda", as_of="2025-08-01")
+    metal = measurement("t-metal", backend="metal", as_of="2024-01-10")
+    assert import_document(session, {"measurements": [old, new, metal]}, actor="t").ok
+    cases = {c.slug: c for c in measurement_cases(snapshot(session)).cases}
+    assert not cases["t-old"].workload.flash_attention
+    assert not cases["t-old"].workload.cuda_graphs
+    assert cases["t-new"].workload.flash_attention and cases["t-new"].workload.cuda_graphs
+    assert cases["t-metal"].workload.cuda_graphs  # CUDA graphs are a CUDA-backend matter
+
+
+AMD_PAGE = "https://www.amd.com/{}/developer/resources/rocm-hub/dev-ai/performance-results.html"
+BLOB = "https://github.com/NVIDIA/TensorRT-LLM/blob/{}/docs/source/performance/perf-overview.md"
+
+
+def test_one_document_is_one_source_whatever_its_locale_or_commit() -> None:
+    locales = {canonical_source(AMD_PAGE.format(tag)) for tag in ("en", "fr", "ja", "zh-cn")}
+    assert len(locales) == 1
+    commits = {
+        canonical_source(BLOB.format("00f37686aa854010d68bcbd0f4ab000221541ca6")),
+        canonical_source(BLOB.format("main")),
+        canonical_source(
+            "https://raw.githubusercontent.com/NVIDIA/TensorRT-LLM/"
+            "0123456789abcdef0123456789abcdef01234567/docs/source/performance/perf-overview.md"
+        ),
+    }
+    assert len(commits) == 1
+    # Different documents stay apart: another file, another page, another repository whose
+    # owner happens to look like a language code, another query.
+    assert canonical_source(BLOB.format("main")) != canonical_source(
+        BLOB.format("main").replace("perf-overview", "perf-analysis")
+    )
+    assert canonical_source(AMD_PAGE.format("en")) != canonical_source(
+        "https://www.amd.com/en/products/accelerators/instinct/mi300/mi300x.html"
+    )
+    assert canonical_source("https://github.com/ab/x/issues/1") != canonical_source(
+        "https://github.com/cd/x/issues/1"
+    )
+    assert canonical_source("https://e.example/p?id=1") != canonical_source(
+        "https://e.example/p?id=2"
+    )
+
+
+def test_leave_one_source_out_holds_out_every_locale_of_a_page_together() -> None:
+    def at(source: str, measured: float) -> Case:
+        return replace(_case(measured=measured), source_url=source, slug=f"{source}-{measured}")
+
+    cases = [
+        at(AMD_PAGE.format("en"), 100.0),
+        at(AMD_PAGE.format("ja"), 100.0),
+        at("https://b.example/run", 300.0),
+    ]
+    held_out_with: list[set[str]] = []
+
+    def fit(training: Sequence[Case]) -> Callable[[Case], float]:
+        held_out_with.append({c.source_url for c in training})
+        mean = sum(float(c.measured) for c in training) / len(training)
+        return lambda case: mean
+
+    results = cross_validate_by_source(cases, fit)
+    # Two folds (the AMD page, b), not three: the ja copy never trains the en rows' fold.
+    assert len(held_out_with) == 2
+    assert [r.predicted for r in results] == [300.0, 300.0, 100.0]
+    # The rows keep their own addresses.
+    assert [r.case.source_url for r in results] == [c.source_url for c in cases]

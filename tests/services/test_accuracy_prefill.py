@@ -47,3 +47,17 @@ def test_prefill_rows_carry_their_depth_and_backend_and_cpu_runs_are_not_predict
         for c in (fresh, deep)
     ]
     assert speeds[1] < speeds[0]
+
+
+def test_a_rocm_prefill_stated_without_hipblaslt_is_not_predicted(session: Session) -> None:
+    note = "hipblaslt column blank: rocBLAS without hipBLASLt (ROCBLAS_USE_HIPBLASLT unset)."
+    rows = [
+        _prefill("t-pp-rocblas", backend="rocm", notes=note),
+        _prefill("t-pp-hblt", backend="rocm", notes="hipBLASLt on"),
+        measurement("t-tg-rocblas", backend="rocm", notes=note),  # decode runs GEMVs: kept
+    ]
+    assert import_document(session, {"measurements": rows}, actor="t").ok
+    cases = measurement_cases(snapshot(session))
+    skipped = {s.slug: s.reason for s in cases.skipped}
+    assert "hipBLASLt" in skipped["t-pp-rocblas"]
+    assert {c.slug for c in cases.cases} >= {"t-pp-hblt", "t-tg-rocblas"}

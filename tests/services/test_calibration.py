@@ -208,3 +208,19 @@ def test_three_sources_outvote_one_odd_source(calibrate: types.ModuleType) -> No
     ]
     result = calibrate.fit_cases(cases, calibrate.Tables(cases), range(len(cases)))
     assert result.values[KEY]["bandwidth"] == pytest.approx(known["bandwidth"])
+
+
+def test_decode_is_also_reported_by_software_generation(calibrate: types.ModuleType) -> None:
+    from app.services.accuracy import RowResult
+
+    cases = _cases("decode_tokens_per_s", source_count=2, per_source=2)
+    old = [replace(c, workload=replace(c.workload, cuda_graphs=False)) for c in cases[:2]]
+    rows = [*old, *cases[2:]]
+    engine = [RowResult(c, 1.5, 0.5) for c in old] + [RowResult(c, 1.1, 0.1) for c in cases[2:]]
+    naive = [RowResult(c, 3.0, 2.0) for c in rows]
+    lines = {g["label"]: g for g in calibrate.by_software_generation(engine, naive)}
+    before = lines["decode tokens/s, llama.cpp CUDA builds before CUDA graphs"]
+    today = lines["decode tokens/s, without them (today's software)"]
+    assert (before["rows"], today["rows"]) == (2, 2)
+    assert before["engine"]["median_error"] == pytest.approx(0.5)
+    assert today["engine"]["median_error"] == pytest.approx(0.1)

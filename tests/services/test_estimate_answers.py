@@ -37,8 +37,8 @@ def _answer(est: Estimate) -> EstimateOut:
     spec = model_spec_from_hf_config(_CONFIG, name="m")
     return estimate_answers.estimate_answer(
         est,
-        build=estimate_answers.build_subject(_BUILD, slug=None),
-        model=estimate_answers.model_subject(spec, slug=None),
+        build=_BUILD,
+        model=spec,
         workload=_WORKLOAD,
     )
 

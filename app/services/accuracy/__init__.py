@@ -7,7 +7,8 @@ Contract (callers: the /accuracy page and its JSON twin, build and model pages, 
 - `evaluate(cases, predictor) -> list[RowResult]`: a predictor's figure and error for each case.
   A predictor is any `Callable[[Case], Predicted]`; `engine_predictor` runs `app.engine.estimate`,
   `roofline_predictor` the naive roofline. A calibration can fit constants on the cases whose
-  `source_url` differs from one source and evaluate on that source (leave-one-source-out).
+  source (`Case.source`, `canonical_source`: one document whatever its locale or commit)
+  differs from one source and evaluate on that source (leave-one-source-out).
 - `summarize(engine, roofline) -> list[GroupSummary]`: per metric x runtime x device class,
   rows, median and p90 absolute relative error for both; fit facts as agreement counts.
 - `accuracy_report(snap) -> dict`: the page's whole content, cached by a digest of the
@@ -41,6 +42,7 @@ from .groups import (
     Predicted,
     RowResult,
     Skipped,
+    canonical_source,
 )
 from .inputs import measurement_cases
 from .metrics import ErrorStats, GroupSummary, percentile, summarize, summarize_by_metric
@@ -86,6 +88,7 @@ __all__ = [
     "accuracy_notes_for_estimate",
     "accuracy_report",
     "build_device_class",
+    "canonical_source",
     "cross_validate_by_source",
     "device_class",
     "engine_predictor",

@@ -1,6 +1,9 @@
 """What accuracy is reported by, and the records it passes around: groups, cases, results."""
 
+import re
 from dataclasses import dataclass
+from functools import lru_cache
+from urllib.parse import urlsplit
 
 from app.engine import BuildSpec, ModelSpec, Workload
 from app.engine.runtime import DEVICE_CLASSES as ENGINE_DEVICE_CLASSES
@@ -34,6 +37,42 @@ METRIC_LABELS = {
 POOLED = "all"  # runtime and device class of the by-metric table
 
 Predicted = float | bool | None
+
+# A leading path segment naming a language (amd.com/en/…, /fr/, /ja/, /zh-cn/, /en-us/): the
+# same page translated, one document. GitHub paths start with an owner instead (not a locale).
+_LOCALE = re.compile(r"[a-z]{2}(?:-[a-z]{2,4})?")
+_GITHUB_AT_REF = re.compile(r"/([^/]+)/([^/]+)/(?:blob|tree|raw)/[^/]+/(.+)")
+# The same document under two addresses (the old and the current path of one post; the two
+# record the same table): mapped to one of them.
+SAME_DOCUMENT = {
+    "blogs.oracle.com/cloud-infrastructure/serving-llama-31-405b-model-with-amd-mi300x-gpus":
+    "blogs.oracle.com/cloud-infrastructure/post/serving-llama-31-405b-model-with-amd-mi300x-gpus",
+}
+
+
+@lru_cache(maxsize=4096)
+def canonical_source(url: str) -> str:
+    """One source = one document: the identity leave-one-source-out folds by. A page in any
+    locale, a GitHub file at any commit (blob / tree / raw.githubusercontent.com), with or
+    without `www.`, a trailing slash, a fragment or http vs https, is the same source. The
+    query string stays (it can name a different document)."""
+    parts = urlsplit(url.strip())
+    host = parts.netloc.lower().removeprefix("www.")
+    path = parts.path.rstrip("/")
+    if host == "raw.githubusercontent.com":
+        segments = path.split("/")  # "", owner, repo, ref, file path…
+        if len(segments) > 4:
+            host, path = "github.com", "/".join([*segments[:3], *segments[4:]])
+    elif host == "github.com":
+        found = _GITHUB_AT_REF.fullmatch(path)
+        if found:
+            path = f"/{found[1]}/{found[2]}/{found[3]}"
+    else:
+        segments = path.split("/")
+        if len(segments) > 2 and _LOCALE.fullmatch(segments[1].lower()):
+            path = "/".join(["", *segments[2:]])
+    key = f"{host}{path}" + (f"?{parts.query}" if parts.query else "")
+    return SAME_DOCUMENT.get(key, key)
 
 
 @dataclass(frozen=True)
@@ -70,6 +109,12 @@ class Case:
     arrival: str | None = None
     requests: int | None = None
     concurrency: int | None = None  # the benchmark's cap on requests in flight, as published
+
+    @property
+    def source(self) -> str:
+        """The document the row comes from (`canonical_source`): what cross-validation holds
+        out together. `source_url` stays the row's own address."""
+        return canonical_source(self.source_url)
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,8 @@
 """Engine inputs of a catalog measurement: the build, model and workload of the same run."""
 
+import re
 from dataclasses import replace
+from datetime import date
 
 from pydantic import ValidationError
 
@@ -38,6 +40,35 @@ UNPUBLISHED_PROMPT_TOKENS = 512
 MAX_BATCH_ATTEMPTS = 8
 # Runtimes with llama.cpp's kernels: there, tensor parallel over several cards means its row split.
 LLAMA_CPP_RUNTIMES = ("llama.cpp", "ollama")
+# A run's flash-attention setting where its source states it: the note says
+# `flash_attention=off` (or `=on`) and quotes the source; without it, the product default (on:
+# llama.cpp's `-fa auto`). It decides llama.cpp's score buffer (memory.score_buffer_bytes).
+FLASH_ATTENTION_NOTE = re.compile(r"\bflash_attention=(on|off)\b")
+# llama.cpp replays a CUDA decode step as one graph since ggml-org/llama.cpp PR #6766 (commit
+# bc4bba3, merged 2024-05-08). A run published before that date (`as_of`: the software cannot be
+# newer than its source) ran a build that launched every kernel from the host.
+CUDA_GRAPHS_SINCE = date(2024, 5, 8)
+
+
+def flash_attention(record: MeasurementIn) -> bool:
+    """Whether the run had flash attention: as its note states, else the product default."""
+    found = FLASH_ATTENTION_NOTE.search(record.notes)
+    return True if found is None else found.group(1) == "on"
+
+
+def before_cuda_graphs(record: MeasurementIn) -> bool:
+    """A llama.cpp CUDA run whose source predates CUDA graphs (docs/engine.md section 5)."""
+    return (
+        record.runtime in LLAMA_CPP_RUNTIMES
+        and record.backend == "cuda"
+        and record.as_of < CUDA_GRAPHS_SINCE
+    )
+
+
+EXPERT_PARALLEL_SKIP = (
+    "expert parallel with data-parallel attention is not modelled for a measurement row "
+    "(the engine is asked for tensor / pipeline plans)"
+)
 
 
 class _Skip(Exception):
@@ -152,6 +183,11 @@ def _workload(record: MeasurementIn) -> Workload:
         if metric != FIT_METRIC:
             raise _Skip("llama.cpp row split is not modelled (the engine models its layer split)")
         tensor_parallel = None  # each card holds 1/N of the weights in both split modes
+    if record.expert_parallel:
+        # Attention runs data parallel and the experts are sharded: neither the memory per GPU
+        # nor the traffic is a tensor-parallel plan's, and the engine's expert-parallel plan
+        # (expert_parallel.py) has no pipeline stages nor an EP size the row could give.
+        raise _Skip(EXPERT_PARALLEL_SKIP)
     if metric == "prefill_tokens_per_s":
         prompt = prompt or UNPUBLISHED_PROMPT_TOKENS
         context = depth + prompt
@@ -183,6 +219,11 @@ def _workload(record: MeasurementIn) -> Workload:
     if metric == "prefill_tokens_per_s" and depth:
         # llama-bench `-d N`: the prompt is prefilled after N tokens already in the KV cache.
         work = replace(work, prefill_depth_tokens=depth)
+    work = replace(
+        work,
+        flash_attention=flash_attention(record),
+        cuda_graphs=not before_cuda_graphs(record),
+    )
     return _published_placement(work, record.offload)
 
 
@@ -228,6 +269,11 @@ def _case(snap: Snapshot, row: MeasurementRow) -> Case:
         # The engine models the accelerator; a run on the host CPU alone (XiongjieDai's Apple
         # cells labelled "(CPU)") is reported as not predicted, never as a GPU miss.
         raise _Skip("llama.cpp's CPU backend is not modelled (the engine models the accelerator)")
+    if record.metric == "prefill_tokens_per_s" and "without hipBLASLt" in record.notes:
+        # A ROCm build whose prompt GEMMs ran rocBLAS's own kernels (ROCBLAS_USE_HIPBLASLT
+        # unset; lhl/strix-halo-testing: a third of the hipBLASLt rate): a library choice the
+        # schema does not record, stated in the row's notes; not a GPU miss (docs/engine.md §6).
+        raise _Skip("ROCm run without hipBLASLt is not modelled (stated in the notes)")
     build, kind = _hardware(snap, record)
     workload = _workload(record)
     if record.metric in SERVING_METRICS and not (record.prompt_tokens or record.output_tokens):

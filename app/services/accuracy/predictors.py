@@ -125,12 +125,21 @@ def roofline_predictor(case: Case) -> Predicted:
     weights within total memory. No efficiency, no KV cache, no overhead."""
     build, model, workload = case.build, case.model, case.workload
     count = build.accelerator_count
-    bytes_per_weight = PRECISIONS[workload.precision].bytes_per_weight
+    precision = PRECISIONS[workload.precision]
+    bytes_per_weight = precision.bytes_per_weight
     active = model.params_active_published or model.params_active
     total = model.params_total_published or model.params_total
+    # A format whose routed experts have their own bits (mxfp4-f16) counts them at those.
+    expert_saving = bytes_per_weight - precision.expert_bytes_per_weight
+    total_bytes = total * bytes_per_weight - (
+        model.moe_layers * model.n_routed_experts * model.expert_params * expert_saving
+    )
+    active_bytes = active * bytes_per_weight - (
+        model.moe_layers * model.num_experts_per_tok * model.expert_params * expert_saving
+    )
     if case.group.metric == FIT_METRIC:
-        return total * bytes_per_weight > build.total_memory_gb * 1e9
-    step_s = active * bytes_per_weight / (count * build.accelerator.memory_bandwidth_gbs * 1e9)
+        return total_bytes > build.total_memory_gb * 1e9
+    step_s = active_bytes / (count * build.accelerator.memory_bandwidth_gbs * 1e9)
     prefill = count * build.accelerator.fp16_tflops * 1e12 / (2 * active)
     metric = case.group.metric
     if metric == "decode_tokens_per_s":
@@ -181,16 +190,16 @@ def evaluate(cases: Iterable[Case], predictor: Predictor) -> list[RowResult]:
 def cross_validate_by_source(
     cases: Sequence[Case], fit: Callable[[Sequence[Case]], Predictor]
 ) -> list[RowResult]:
-    """Leave-one-source-out: for each source_url, `fit` gets every case of the other sources and
-    returns a predictor, which is evaluated on the held-out source's cases. Results come back
-    in the order of `cases` (ready for `summarize`). No fitting happens here: `fit` is the
-    calibration's."""
+    """Leave-one-source-out: for each source (`Case.source`: one document, whatever its locale
+    or commit), `fit` gets every case of the other sources and returns a predictor, which is
+    evaluated on the held-out source's cases. Results come back in the order of `cases` (ready
+    for `summarize`). No fitting happens here: `fit` is the calibration's."""
     by_source: dict[str, list[int]] = {}
     for index, case in enumerate(cases):
-        by_source.setdefault(case.source_url, []).append(index)
+        by_source.setdefault(case.source, []).append(index)
     out: list[RowResult | None] = [None] * len(cases)
     for source, indices in by_source.items():
-        predictor = fit([c for c in cases if c.source_url != source])
+        predictor = fit([c for c in cases if c.source != source])
         held_out = [cases[i] for i in indices]
         for index, result in zip(indices, evaluate(held_out, predictor), strict=True):
             out[index] = result

@@ -21,7 +21,7 @@ from app.services.build_rows import build_rows
 from app.services.measurements import measurement_rows
 from app.services.model_profiles import model_profile_rows
 
-from .groups import METRIC_LABELS, RowResult
+from .groups import METRIC_LABELS, RowResult, canonical_source
 from .inputs import measurement_cases
 from .metrics import summarize, summarize_by_metric
 from .predictors import engine_predictor, evaluate, roofline_predictor
@@ -108,8 +108,9 @@ def _report_body(snap: Snapshot) -> dict[str, Any]:
     return {
         "measurements": len(cases.cases) + len(cases.skipped),
         "predicted": len(cases.cases),
-        "sources": len({r.list_item.source_url for r in measurement_rows(snap)}),
-        "predicted_sources": len({c.source_url for c in cases.cases}),
+        # Documents, not addresses: a page in four locales is one source.
+        "sources": len({canonical_source(r.list_item.source_url) for r in measurement_rows(snap)}),
+        "predicted_sources": len({c.source for c in cases.cases}),
         "groups": [s.as_dict() for s in summarize(engine, roofline)],
         "overall": [s.as_dict() for s in summarize_by_metric(engine, roofline)],
         "worst_misses": misses[:WORST_MISSES],
