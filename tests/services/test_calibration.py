@@ -189,6 +189,27 @@ def test_the_engine_uses_the_generated_module() -> None:
     )
 
 
+def test_two_sources_leave_the_hand_set_constants(calibrate: types.ModuleType) -> None:
+    # Enough rows (12), but two sources: a median of two is set by either one alone.
+    cases = _measured_with(
+        calibrate, _cases("decode_tokens_per_s", source_count=2, per_source=6), {"bandwidth": 0.5}
+    )
+    result = calibrate.fit_cases(cases, calibrate.Tables(cases), range(len(cases)))
+    assert result.values == {} and result.numbers == 0
+
+
+def test_three_sources_outvote_one_odd_source(calibrate: types.ModuleType) -> None:
+    known = {"bandwidth": calibrate.GRIDS["bandwidth"][8]}
+    cases = _measured_with(calibrate, _cases("decode_tokens_per_s", source_count=3), known)
+    odd = cases[0].source_url
+    # The odd source measures 3x slower: a mean would move toward it, the median does not.
+    cases = [
+        replace(c, measured=float(c.measured) / 3) if c.source_url == odd else c for c in cases
+    ]
+    result = calibrate.fit_cases(cases, calibrate.Tables(cases), range(len(cases)))
+    assert result.values[KEY]["bandwidth"] == pytest.approx(known["bandwidth"])
+
+
 def test_decode_is_also_reported_by_software_generation(calibrate: types.ModuleType) -> None:
     from app.services.accuracy import RowResult
 
