@@ -61,6 +61,9 @@ MOE_FIXED_S_PER_LAYER_LLAMA_CPP = 40e-6
 # llama.cpp's default logical batch (llama-bench/llama-server -b 2048): one llama_decode call.
 LLAMA_CPP_BATCH_TOKENS = 2048
 OLLAMA_BATCH_TOKENS = 512  # Ollama's num_batch default: one micro-batch per call
+# Per-GPU memory a llama.cpp (and Ollama) CUDA process holds outside its own buffers: context,
+# cuBLAS, CUDA pool. An estimate inside the published 0.48-0.79 GB (docs/engine.md 4).
+LLAMA_CPP_OVERHEAD_GB = 0.6
 
 # Calibrated against benchmarks/data/measurements.csv (see docs/engine.md, "Calibration").
 _VLLM = RuntimeProfile(
@@ -69,7 +72,7 @@ _VLLM = RuntimeProfile(
 _LLAMA_CPP = RuntimeProfile(
     "llama.cpp",
     1.0,
-    0.4,
+    LLAMA_CPP_OVERHEAD_GB,
     512,
     0.80,
     0.60,
@@ -117,7 +120,7 @@ RUNTIMES: MappingProxyType[str, RuntimeProfile] = MappingProxyType(
         "ollama": RuntimeProfile(
             "ollama",
             1.0,
-            0.4,
+            LLAMA_CPP_OVERHEAD_GB,
             512,
             0.80,
             0.60,
