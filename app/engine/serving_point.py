@@ -223,9 +223,9 @@ def _prefill_room_s(
     token_budget: int | None, batch: int, prompt_tokens: int, shared_prefill_s: float
 ) -> float:
     """Seconds of prefill one step can carry: the token budget less the batch's decode tokens,
-    at a packed prompt's seconds per token (vLLM's scheduler, docs.vllm.ai "Optimization and
-    Tuning", chunked prefill: decode requests are scheduled first, then pending prefills while
-    max_num_batched_tokens has room). Unbounded without a budget."""
+    at a packed prompt's seconds per token (vLLM's scheduler, docs.vllm.ai/en/v0.9.1
+    "Optimization and Tuning", chunked prefill: decode requests are scheduled first, then
+    pending prefills while max_num_batched_tokens has room). Unbounded without a budget."""
     if token_budget is None or prompt_tokens <= 0:
         return math.inf
     return max(0, token_budget - batch) * shared_prefill_s / prompt_tokens
