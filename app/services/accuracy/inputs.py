@@ -241,19 +241,14 @@ def _published_placement(work: Workload, offload: dict[str, int | str] | None) -
     )
 
 
-def _max_throughput_batch(
-    build: BuildSpec, model: ModelSpec, workload: Workload, requests: int | None = None
-) -> Workload:
+def _max_throughput_batch(build: BuildSpec, model: ModelSpec, workload: Workload) -> Workload:
     """A serving figure published without its batch is a maximum-throughput run: quote it at
-    the largest batch the engine says fits (the same batch for every predictor), and no more
-    than the run's `requests` (a run of 1,000 requests never has more in flight). The engine's
+    the largest batch the engine says fits (the same batch for every predictor). The engine's
     `max_batch_that_fits` is read at one batch and re-checked at that batch, a few times, since
     activation memory grows with the batch too."""
     fitting = workload
     candidate = estimate_for(build, model, workload).max_batch_that_fits
     for _attempt in range(MAX_BATCH_ATTEMPTS):
-        if candidate is not None and requests is not None:
-            candidate = min(candidate, requests)
         if candidate is None or candidate <= fitting.batch:
             break
         trial = replace(workload, batch=candidate)
@@ -287,7 +282,10 @@ def _case(snap: Snapshot, row: MeasurementRow) -> Case:
     unpublished_batch = record.batch is None and record.concurrency is None
     if record.metric in SERVING_METRICS and unpublished_batch:
         try:
-            workload = _max_throughput_batch(build, model.spec, workload, record.requests)
+            workload = _max_throughput_batch(build, model.spec, workload)
+            # No more in flight than the run sent (a smaller batch fits where a larger did).
+            sent = record.requests or workload.batch
+            workload = replace(workload, batch=min(workload.batch, sent))
         except DomainError as exc:
             raise _Skip(f"the engine refuses the inputs: {exc.detail}") from None
     return Case(
