@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -145,9 +146,9 @@ class RequestTimes:
 
     ttft_s: float  # waiting for a slot and for the prompts ahead included
     itl_s: float
-    e2e_s: float  # waiting included
+    e2e_s: float  # waiting included: TTFT + (output - 1) x ITL, as vllm bench serve reads it
     queue_wait_s: float  # waiting for a slot (requests beyond the batch)
-    slot_s: float  # time in a slot, first prefill chunk to last token
+    slot_s: float  # a slot's cycle: the batch runs `batch` requests per cycle (throughput)
     prefill_per_step_s: float  # other requests' prefill riding in each decode step
 
 
@@ -162,6 +163,7 @@ def request_times(
     batch: int,
     gain: float = 1.0,
     traffic: Traffic = STEADY,
+    token_budget: int | None = None,
 ) -> RequestTimes:
     """A request's times under continuous batching with chunked prefill, from `step(x)`: a
     decode step of the replica's `batch` with `x` seconds of prefill riding in it.
@@ -173,9 +175,15 @@ def request_times(
     with the running batch. A burst queues a prompt behind half the others' prefills, which
     then do not stall its decode; requests beyond the batch wait for slots (closed loop: each
     lives in_flight / batch slot times; an uncapped burst runs in sub-waves of the batch, so a
-    request waits for half the others). `output_tokens` 0 (unpublished): no turnover."""
+    request waits for half the others). `output_tokens` 0 (unpublished): no turnover.
+
+    `token_budget` (None: unbounded) is the most tokens one step processes, decode and prefill
+    together (vLLM's max_num_batched_tokens): the scheduler runs the decode tokens first and
+    fills what is left of the budget with waiting prompts, so no step carries more prefill."""
     out = max(1, output_tokens)
-    per_step = batch * gain * shared_prefill_s / output_tokens if output_tokens > 0 else 0.0
+    turnover = batch * gain * shared_prefill_s / output_tokens if output_tokens > 0 else 0.0
+    room = _prefill_room_s(token_budget, batch, prompt_tokens, shared_prefill_s)
+    per_step = min(turnover, room)
     itl = step(per_step) / gain
     full, rest = divmod(prompt_tokens, chunk_tokens)
     first = full * step(chunk_tokens / prefill_rate)
@@ -185,23 +193,42 @@ def request_times(
         # Iteration-level scheduling (Orca): a prompt arriving while the batch decodes joins
         # at the next step boundary, on average half a step later.
         first += step(per_step) / 2.0
-    slot = first + (out - 1) * itl
+    # The batch's whole turnover is prefilled within its cycle whatever the budget (a bound on
+    # one step's prefill moves prompts to later steps, it does not remove them): throughput
+    # and the wait for a slot run on this cycle, a request's own times on its tokens.
+    cycle = first + (out - 1) * step(turnover) / gain
     if traffic.arrival != "steady":
-        first += shared_prefill_s * (batch - 1) / 2.0
-        # The prompts ahead ran before this one: they no longer stall its decode steps, but
-        # its tokens still take at least a decode step each.
-        plain = step(0.0) / gain
-        itl = max(plain, (slot - first) / (out - 1)) if out > 1 else itl
-        slot = first + (out - 1) * itl
+        # The prompts ahead (half the others) ran before this one, in its TTFT: they no longer
+        # stall its decode steps. The rest of the turnover's prefill still rides in them, each
+        # step carrying at most what the token budget leaves beside the decode tokens; with
+        # few output tokens that bound, not the turnover, sets the ITL.
+        queued = shared_prefill_s * (batch - 1) / 2.0
+        first += queued
+        if out > 1:
+            itl = step(min(room, max(0.0, turnover - queued / (out - 1)))) / gain
+    own = first + (out - 1) * itl
+    cycle = max(cycle, own)
     waiting = 0.0
     if traffic.wave is not None and traffic.wave > batch:
-        waiting = (traffic.wave / batch - 1.0) / 2.0 * slot
+        waiting = (traffic.wave / batch - 1.0) / 2.0 * cycle
     elif traffic.in_flight is not None and traffic.in_flight > batch:
-        waiting = (traffic.in_flight / batch - 1.0) * slot
+        waiting = (traffic.in_flight / batch - 1.0) * cycle
     return RequestTimes(
-        ttft_s=waiting + first, itl_s=itl, e2e_s=waiting + slot, queue_wait_s=waiting,
-        slot_s=slot, prefill_per_step_s=per_step,
+        ttft_s=waiting + first, itl_s=itl, e2e_s=waiting + own, queue_wait_s=waiting,
+        slot_s=cycle, prefill_per_step_s=per_step,
     )
+
+
+def _prefill_room_s(
+    token_budget: int | None, batch: int, prompt_tokens: int, shared_prefill_s: float
+) -> float:
+    """Seconds of prefill one step can carry: the token budget less the batch's decode tokens,
+    at a packed prompt's seconds per token (vLLM's scheduler, docs.vllm.ai/en/v0.9.1
+    "Optimization and Tuning", chunked prefill: decode requests are scheduled first, then
+    pending prefills while max_num_batched_tokens has room). Unbounded without a budget."""
+    if token_budget is None or prompt_tokens <= 0:
+        return math.inf
+    return max(0, token_budget - batch) * shared_prefill_s / prompt_tokens
 
 
 def shared_prefill_s(t: Throughput) -> float:
@@ -235,8 +262,11 @@ def serving_point(
         prompt_tokens=ctx.input_tokens, output_tokens=ctx.output_tokens,
         chunk_tokens=ctx.chunk_tokens, prefill_rate=t.prefill_tokens_per_s,
         shared_prefill_s=shared, batch=b, gain=gain, traffic=traffic,
+        token_budget=ctx.chunk_tokens,
     )
-    plain_step = _step_with_prefill(t, b * shared / max(1, ctx.output_tokens), ctx.weight_read_s)
+    plain_prefill = min(b * shared / max(1, ctx.output_tokens),
+                        _prefill_room_s(ctx.chunk_tokens, b, ctx.input_tokens, shared))
+    plain_step = _step_with_prefill(t, plain_prefill, ctx.weight_read_s)
     itl = times.itl_s
     out = max(1, ctx.output_tokens)
     requests = concurrency / times.slot_s

@@ -87,3 +87,36 @@ def test_a_long_prompt_runs_in_chunks_each_sharing_a_step() -> None:
     )
     # 8,192 + 8,192 + 3,616 tokens: three steps, each with its chunk's prefill.
     assert long.ttft_s == pytest.approx(3 * STEP_S + 20_000 / 2000.0)
+
+
+def test_no_step_carries_more_prefill_than_the_token_budget_leaves() -> None:
+    # 1,000 at once, 128-token prompts of 1 ms each (packed), 4 tokens out: unbounded, the
+    # turnover less the prompts ahead puts 1000 x 1 ms / 4 - 499.5 ms / 3 = 83.5 ms of prefill
+    # in each of a request's steps; a 8,192-token budget less the 1,000 decode tokens leaves
+    # room for 7,192 prompt tokens, 56 ms.
+    def times(budget: int | None):
+        return request_times(
+            lambda x: STEP_S + x, prompt_tokens=128, output_tokens=4, chunk_tokens=8192,
+            prefill_rate=128_000.0, shared_prefill_s=0.001, batch=1000,
+            traffic=Traffic(arrival="burst"), token_budget=budget,
+        )
+    bounded, unbounded = times(8192), times(None)
+    room = (8192 - 1000) * 0.001 / 128
+    assert bounded.itl_s == pytest.approx(STEP_S + room)
+    assert bounded.itl_s < unbounded.itl_s
+    assert bounded.ttft_s == pytest.approx(unbounded.ttft_s)  # the prompts ahead still queue
+    # The budget moves prefill to later steps, it does not remove it: the batch's cycle (its
+    # throughput) is the unbounded one, and a request's own e2e is TTFT + 3 x ITL.
+    assert bounded.slot_s == pytest.approx(unbounded.slot_s)
+    assert bounded.e2e_s == pytest.approx(bounded.ttft_s + 3 * bounded.itl_s)
+
+
+def test_a_budget_with_room_for_the_turnover_changes_nothing() -> None:
+    kwargs = dict(prompt_tokens=1000, output_tokens=100, chunk_tokens=8192, prefill_rate=2000.0,
+                  shared_prefill_s=0.5, batch=4)
+    for traffic in (Traffic(), Traffic(arrival="burst")):
+        a = request_times(lambda x: STEP_S + x, traffic=traffic, **kwargs)  # type: ignore[arg-type]
+        b = request_times(lambda x: STEP_S + x, traffic=traffic, token_budget=8192,
+                          **kwargs)  # type: ignore[arg-type]
+        assert (a.ttft_s, a.itl_s, a.e2e_s, a.slot_s) == pytest.approx(
+            (b.ttft_s, b.itl_s, b.e2e_s, b.slot_s))

@@ -283,6 +283,9 @@ def _case(snap: Snapshot, row: MeasurementRow) -> Case:
     if record.metric in SERVING_METRICS and unpublished_batch:
         try:
             workload = _max_throughput_batch(build, model.spec, workload)
+            # No more in flight than the run sent (a smaller batch fits where a larger did).
+            sent = record.requests or workload.batch
+            workload = replace(workload, batch=min(workload.batch, sent))
         except DomainError as exc:
             raise _Skip(f"the engine refuses the inputs: {exc.detail}") from None
     return Case(
