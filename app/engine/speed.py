@@ -232,7 +232,6 @@ def prefill(
     return total + rt.fixed_s_per_step
 
 
-
 def throughput(
     p: Prepared,
     model: ModelSpec,

@@ -50,10 +50,10 @@ def test_prefill_rows_carry_their_depth_and_backend_and_cpu_runs_are_not_predict
 
 
 def test_a_rocm_prefill_stated_without_hipblaslt_is_not_predicted(session: Session) -> None:
-    note = "hipblaslt column blank: rocBLAS without hipBLASLt (ROCBLAS_USE_HIPBLASLT unset)."
+    note = "hipblaslt column blank: rocBLAS without hipBLASLt (hipblaslt=off)."
     rows = [
         _prefill("t-pp-rocblas", backend="rocm", notes=note),
-        _prefill("t-pp-hblt", backend="rocm", notes="hipBLASLt on"),
+        _prefill("t-pp-hblt", backend="rocm", notes="hipblaslt=on"),
         measurement("t-tg-rocblas", backend="rocm", notes=note),  # decode runs GEMVs: kept
     ]
     assert import_document(session, {"measurements": rows}, actor="t").ok

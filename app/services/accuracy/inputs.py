@@ -40,20 +40,19 @@ UNPUBLISHED_PROMPT_TOKENS = 512
 MAX_BATCH_ATTEMPTS = 8
 # Runtimes with llama.cpp's kernels: there, tensor parallel over several cards means its row split.
 LLAMA_CPP_RUNTIMES = ("llama.cpp", "ollama")
-# A run's flash-attention setting where its source states it: the note says
-# `flash_attention=off` (or `=on`) and quotes the source; without it, the product default (on:
-# llama.cpp's `-fa auto`). It decides llama.cpp's score buffer (memory.score_buffer_bytes).
-FLASH_ATTENTION_NOTE = re.compile(r"\bflash_attention=(on|off)\b")
+# Build flags a source states and the schema does not record are written in the row's note as
+# `name=on|off` next to the quoted words: flash_attention (llama.cpp's score buffer,
+# memory.score_buffer_bytes; default on: `-fa auto`) and hipblaslt (ROCm prompt GEMMs).
 # llama.cpp replays a CUDA decode step as one graph since ggml-org/llama.cpp PR #6766 (commit
 # bc4bba3, merged 2024-05-08). A run published before that date (`as_of`: the software cannot be
 # newer than its source) ran a build that launched every kernel from the host.
 CUDA_GRAPHS_SINCE = date(2024, 5, 8)
 
 
-def flash_attention(record: MeasurementIn) -> bool:
-    """Whether the run had flash attention: as its note states, else the product default."""
-    found = FLASH_ATTENTION_NOTE.search(record.notes)
-    return True if found is None else found.group(1) == "on"
+def stated_flag(record: MeasurementIn, name: str, default: bool) -> bool:
+    """A build flag as the row's note states it (`name=on|off`), else `default`."""
+    found = re.search(rf"\b{name}=(on|off)\b", record.notes)
+    return default if found is None else found.group(1) == "on"
 
 
 def before_cuda_graphs(record: MeasurementIn) -> bool:
@@ -221,7 +220,7 @@ def _workload(record: MeasurementIn) -> Workload:
         work = replace(work, prefill_depth_tokens=depth)
     work = replace(
         work,
-        flash_attention=flash_attention(record),
+        flash_attention=stated_flag(record, "flash_attention", default=True),
         cuda_graphs=not before_cuda_graphs(record),
     )
     return _published_placement(work, record.offload)
@@ -269,7 +268,7 @@ def _case(snap: Snapshot, row: MeasurementRow) -> Case:
         # The engine models the accelerator; a run on the host CPU alone (XiongjieDai's Apple
         # cells labelled "(CPU)") is reported as not predicted, never as a GPU miss.
         raise _Skip("llama.cpp's CPU backend is not modelled (the engine models the accelerator)")
-    if record.metric == "prefill_tokens_per_s" and "without hipBLASLt" in record.notes:
+    if record.metric == "prefill_tokens_per_s" and not stated_flag(record, "hipblaslt", True):
         # A ROCm build whose prompt GEMMs ran rocBLAS's own kernels (ROCBLAS_USE_HIPBLASLT
         # unset; lhl/strix-halo-testing: a third of the hipBLASLt rate): a library choice the
         # schema does not record, stated in the row's notes; not a GPU miss (docs/engine.md §6).
