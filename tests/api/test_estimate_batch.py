@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from app.services import estimates
+from tests.engine.shapes import LLAMA_8B
 
 CARD = {"name": "card", "memory_gb": 24, "memory_bandwidth_gbs": 936, "fp16_tflops": 71}
 GEFORCE = {
@@ -21,16 +22,7 @@ GEFORCE = {
     "price_usd": 900,
 }
 TWO_CARDS = {"name": "2x card", "accelerators_per_node": 2, "accelerator": CARD}
-LLAMA_CONFIG = {
-    "model_type": "llama",
-    "num_hidden_layers": 32,
-    "hidden_size": 4096,
-    "num_attention_heads": 32,
-    "num_key_value_heads": 8,
-    "intermediate_size": 14336,
-    "vocab_size": 128256,
-    "max_position_embeddings": 131072,
-}
+LLAMA_CONFIG = {**LLAMA_8B, "max_position_embeddings": 131072}
 LAYERS_FLOAT = {**LLAMA_CONFIG, "num_hidden_layers": 32.0}
 LAYERS_BOOL = {**LLAMA_CONFIG, "num_hidden_layers": True}
 HOST = {"ram_gb": 128, "ram_bandwidth_gbs": 80}
