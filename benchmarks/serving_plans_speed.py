@@ -10,13 +10,13 @@ Run from the repository root:  python benchmarks/serving_plans_speed.py
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from engine_speed import catalogue  # noqa: E402
+from serving_speed import best_of  # noqa: E402
 
 from app.engine import (  # noqa: E402
     AcceleratorSpec,
@@ -56,17 +56,6 @@ RTX4090 = AcceleratorSpec("NVIDIA GeForce RTX 4090", 24, 1008, 165.2, fp8_tflops
                           tdp_w=450, price_usd=1599)
 SERVING = ServingWorkload(input_tokens=1024, output_tokens=1024)
 SLO = ServiceLevel(tokens_per_s_per_user_min=10, concurrent_users=2000)
-
-
-def best_of(runs: int, work: object) -> float:
-    """The least disturbed of several timings of `work()` (seconds of process time)."""
-    assert callable(work)
-    best = float("inf")
-    for _ in range(runs):
-        t0 = time.process_time()
-        work()
-        best = min(best, time.process_time() - t0)
-    return best
 
 
 def main() -> int:
