@@ -4,6 +4,7 @@ import pytest
 
 from app.schemas.estimate_answer import EstimateOut
 
+from ..engine.shapes import LLAMA_8B as LLAMA_CONFIG
 from ._support import problem_fields
 
 DESKTOP = "4x-rtx-4090-workstation"
@@ -107,16 +108,6 @@ def test_training_mode_reports_training_figures(api):
     if body["fits"]:
         assert body["training"]["tokens_per_s"] > 0
 
-
-LLAMA_CONFIG = {
-    "model_type": "llama",
-    "num_hidden_layers": 32,
-    "hidden_size": 4096,
-    "num_attention_heads": 32,
-    "num_key_value_heads": 8,
-    "intermediate_size": 14336,
-    "vocab_size": 128256,
-}
 
 
 @pytest.mark.parametrize(

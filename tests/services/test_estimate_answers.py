@@ -20,15 +20,8 @@ from app.engine import (
 from app.schemas.estimate_answer import EstimateOut
 from app.services import estimate_answers
 
-_CONFIG = {
-    "model_type": "llama",
-    "num_hidden_layers": 32,
-    "hidden_size": 4096,
-    "num_attention_heads": 32,
-    "num_key_value_heads": 8,
-    "intermediate_size": 14336,
-    "vocab_size": 128256,
-}
+from ..engine.shapes import LLAMA_8B as _CONFIG
+
 _BUILD = BuildSpec("2x", AcceleratorSpec("card", 24, 936, 71), 1, 2, IntraNodeLink("pcie", 25))
 _WORKLOAD = Workload(precision="int4")
 

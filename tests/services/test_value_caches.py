@@ -12,6 +12,8 @@ from app.services.catalog import export_document, import_document
 from app.services.tiers import tier_line
 from app.web.charts import catalog
 
+from ..engine.shapes import LLAMA_8B as _CONFIG
+
 
 @pytest.fixture
 def engine_runs(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
@@ -94,16 +96,6 @@ def test_a_chart_is_drawn_once_per_distinct_data(monkeypatch: pytest.MonkeyPatch
     assert catalog.cost_speed_svg(moved) != svg
     assert drawn == [2, 2]
 
-
-_CONFIG = {
-    "model_type": "llama",
-    "num_hidden_layers": 32,
-    "hidden_size": 4096,
-    "num_attention_heads": 32,
-    "num_key_value_heads": 8,
-    "intermediate_size": 14336,
-    "vocab_size": 128256,
-}
 
 
 def test_a_config_that_fails_to_parse_names_the_missing_field_every_time() -> None:
