@@ -30,6 +30,7 @@ from .groups import (
     Group,
     Skipped,
 )
+from .placement import published_placement
 from .predictors import estimate_for
 
 # Names sources use for one of the engine's formats (llama.cpp writes f16; AWQ and GPTQ
@@ -223,21 +224,10 @@ def _workload(record: MeasurementIn) -> Workload:
         flash_attention=stated_flag(record, "flash_attention", default=True),
         cuda_graphs=not before_cuda_graphs(record),
     )
-    return _published_placement(work, record.offload)
-
-
-def _published_placement(work: Workload, offload: dict[str, int | str] | None) -> Workload:
-    """The run's own -ngl / --n-cpu-moe (an -ot rule is transcribed as the number of MoE layers
-    whose experts it sends to the CPU), so the engine is asked about the placement measured."""
-    if not offload:
-        return work
-    gpu = offload.get("ngl")
-    cpu_moe = offload.get("n_cpu_moe", offload.get("ot_expert_layers_on_cpu"))
-    return replace(
-        work,
-        gpu_layers=gpu if isinstance(gpu, int) else None,
-        cpu_moe_layers=cpu_moe if isinstance(cpu_moe, int) else None,
-    )
+    try:
+        return published_placement(work, record.offload)
+    except ValueError as exc:
+        raise _Skip(str(exc)) from None
 
 
 def _max_throughput_batch(build: BuildSpec, model: ModelSpec, workload: Workload) -> Workload:
