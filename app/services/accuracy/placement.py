@@ -5,6 +5,14 @@ from dataclasses import replace
 
 from app.engine import Workload
 
+# `offload` keys that say where layers went between the cards only (no weights in host RAM).
+SPLIT_ONLY_KEYS = frozenset({"ts"})
+
+
+def offloads(offload: dict[str, int | str] | None) -> bool:
+    """True when the run kept weights in host RAM (any placement key beyond a tensor split)."""
+    return bool(offload) and any(key not in SPLIT_ONLY_KEYS for key in offload or {})
+
 
 def published_placement(work: Workload, offload: dict[str, int | str] | None) -> Workload:
     """The run's own -ngl / --n-cpu-moe (an -ot rule is transcribed as the number of MoE layers
