@@ -45,7 +45,7 @@ from .parts_text import (
 from .prep import GB, GIB
 from .prepared import Prepared
 from .results import CardShare, Estimate, Throughput
-from .runtime import LINK_EFFICIENCY, LINK_LATENCY_US
+from .runtime import LINK_EFFICIENCY, LINK_LATENCY_US, RUNTIMES
 from .specs import BuildSpec, CostAssumptions, ModelSpec, Workload
 
 
@@ -54,7 +54,10 @@ def needs_parts(build: BuildSpec, workload: Workload, base: Estimate) -> bool:
     # Cheapest tests first: this runs on every estimate.
     if build.nodes != 1 or workload.mode != "inference":
         return False
-    mixed = build.is_mixed or workload.tensor_split is not None
+    # A stated --tensor-split matters where the runtime splits by layers (llama.cpp, Ollama).
+    profile = RUNTIMES.get(base.runtime)
+    stated = workload.tensor_split is not None and profile is not None and profile.split == "layers"
+    mixed = build.is_mixed or stated
     forced = workload.gpu_layers is not None or workload.cpu_moe_layers is not None
     if not mixed and ((base.fits and not forced) or not _offload_allowed(build, workload)):
         return False
@@ -117,6 +120,7 @@ def with_parts(
     forced = workload.gpu_layers is not None or workload.cpu_moe_layers is not None
     # A stated --tensor-split with one share per card; else llama.cpp's split by free memory.
     ratios = workload.tensor_split if len(workload.tensor_split or ()) == len(cards) else None
+    ratios = ratios if p.runtime.split == "layers" else None
     for expert_cpu, cpu_layers in candidates:
         sizes = gpu_sizes(expert_cpu, cpu_layers)
         offloads = expert_cpu > 0 or cpu_layers > 0

@@ -7,7 +7,7 @@ from dataclasses import replace
 from app.engine import BuildSpec, estimate
 from app.engine.parts_split import split_by_ratio
 
-from .test_parts import GPT_OSS, LLAMA_70B, MIXED, MXFP4_LLAMA_CPP, ONE_4090, Q4
+from .test_parts import GPT_OSS, LLAMA_70B, MIXED, MXFP4_LLAMA_CPP, ONE_4090, Q4, RTX3090
 
 
 def test_tensor_split_assigns_units_by_upper_bound_like_llama_cpp():
@@ -58,3 +58,11 @@ def test_a_placement_given_by_hand_is_honoured_without_a_stated_host():
     assert given.fits and given.placement is not None
     assert given.placement.expert_layers_in_ram == 36 and given.placement.ram_usable_gb is None
     assert given.placement.ram_needed_gb > 50
+
+
+def test_a_stated_split_changes_nothing_for_a_tensor_parallel_runtime():
+    two = BuildSpec("2x 3090", RTX3090, accelerators_per_node=2, price_usd=3000)
+    vllm = replace(Q4, precision="fp8", runtime="vllm")
+    assert estimate(two, LLAMA_70B, replace(vllm, tensor_split=(3.0, 1.0))) == estimate(
+        two, LLAMA_70B, vllm
+    )
