@@ -31,6 +31,7 @@ from .parts_split import (
     moe_layer_indices,
     placement_candidates,
     prefill_offload_s,
+    split_by_ratio,
     split_layers,
     ttft_guess,
 )
@@ -44,7 +45,7 @@ from .parts_text import (
 from .prep import GB, GIB
 from .prepared import Prepared
 from .results import CardShare, Estimate, Throughput
-from .runtime import LINK_EFFICIENCY, LINK_LATENCY_US
+from .runtime import LINK_EFFICIENCY, LINK_LATENCY_US, RUNTIMES
 from .specs import BuildSpec, CostAssumptions, ModelSpec, Workload
 
 
@@ -53,7 +54,10 @@ def needs_parts(build: BuildSpec, workload: Workload, base: Estimate) -> bool:
     # Cheapest tests first: this runs on every estimate.
     if build.nodes != 1 or workload.mode != "inference":
         return False
-    mixed = build.is_mixed
+    # A stated --tensor-split matters where the runtime splits by layers (llama.cpp, Ollama).
+    profile = RUNTIMES.get(base.runtime)
+    stated = workload.tensor_split is not None and profile is not None and profile.split == "layers"
+    mixed = build.is_mixed or stated
     forced = workload.gpu_layers is not None or workload.cpu_moe_layers is not None
     if not mixed and ((base.fits and not forced) or not _offload_allowed(build, workload)):
         return False
@@ -62,8 +66,13 @@ def needs_parts(build: BuildSpec, workload: Workload, base: Estimate) -> bool:
 
 
 def _offload_allowed(build: BuildSpec, workload: Workload) -> bool:
+    """Weights may stay in host RAM: a stated RAM size to fit them in, or a placement given by
+    hand (-ngl / --n-cpu-moe, Ollama's num_gpu), which says itself what went to the CPU."""
+    if workload.offload != "auto":
+        return False
     host = build.host
-    return workload.offload == "auto" and host is not None and bool(host.ram_gb)
+    forced = workload.gpu_layers is not None or workload.cpu_moe_layers is not None
+    return forced or (host is not None and bool(host.ram_gb))
 
 
 def with_parts(
@@ -109,11 +118,20 @@ def with_parts(
 
     choice: tuple[int, int, list[int]] | None = None
     forced = workload.gpu_layers is not None or workload.cpu_moe_layers is not None
+    # A stated --tensor-split with one share per card; else llama.cpp's split by free memory.
+    ratios = workload.tensor_split if len(workload.tensor_split or ()) == len(cards) else None
+    ratios = ratios if p.runtime.split == "layers" else None
     for expert_cpu, cpu_layers in candidates:
         sizes = gpu_sizes(expert_cpu, cpu_layers)
         offloads = expert_cpu > 0 or cpu_layers > 0
         margin = FIT_TARGET_GIB * GIB if offloads and not forced else 0.0
-        split = split_layers(sizes, [c - margin for c in caps]) if sizes else [0] * len(cards)
+        room = [c - margin for c in caps]
+        if not sizes:
+            split: list[int] | None = [0] * len(cards)
+        elif ratios is not None:
+            split = split_by_ratio(sizes, room, ratios, len(sizes) + (0 if head_cpu else 1))
+        else:
+            split = split_layers(sizes, room)
         if split is not None:
             choice = (expert_cpu, cpu_layers, split)
             break
@@ -130,7 +148,8 @@ def with_parts(
         experts_layer for i in range(cpu_layers) if i in moe_every and i not in cpu_moe
     )
     ram_bytes += (head + embed) if head_cpu else 0.0
-    if ram_bytes > 0 and (ram_usable is None or ram_bytes > ram_usable):
+    # RAM unknown: only a placement given by hand gets here, and it ran (or failed) as stated.
+    if ram_bytes > 0 and ram_usable is not None and ram_bytes > ram_usable:
         return parts_no_fit(base, build, p, caps, layers, allowed, ram_bytes=ram_bytes)
 
     # Decode: each card reads its layers' active bytes at its own bandwidth; RAM-resident parts
@@ -248,6 +267,7 @@ def with_parts(
         prefill_pcie,
         split,
         p,
+        stated_split=ratios is not None,
     )
     gpu_need = sum(s.memory_needed_gb for s in shares)
     fullest = max(shares, key=lambda s: s.memory_needed_gb / s.memory_usable_gb)

@@ -65,6 +65,33 @@ def split_layers(sizes: list[float], caps: list[float]) -> list[int] | None:
     return counts
 
 
+def split_by_ratio(
+    sizes: list[float], caps: list[float], ratios: tuple[float, ...], units: int
+) -> list[int] | None:
+    """Whole layers (in order) per card as llama.cpp's `--tensor-split` assigns them: of the
+    `units` GPU units (the GPU layers, plus the output layer when it is on the GPU), unit u goes
+    to the first card whose cumulative share exceeds u / units (llama-model.cpp, `upper_bound`
+    over the normalised splits); None when some card cannot hold its layers."""
+    total = sum(ratios)
+    if total <= 0 or len(ratios) != len(caps):
+        return None
+    bounds, running = [], 0.0
+    for ratio in ratios:
+        running += ratio
+        bounds.append(running / total)
+    counts = [0] * len(caps)
+    for unit in range(len(sizes)):
+        frac = unit / max(units, 1)
+        card = next((i for i, b in enumerate(bounds) if b > frac), len(caps) - 1)
+        counts[card] += 1
+    begin = 0
+    for count, cap in zip(counts, caps, strict=True):
+        if sum(sizes[begin : begin + count]) > cap:
+            return None
+        begin += count
+    return counts
+
+
 def placement_candidates(
     workload: Workload, layers: int, moe_layers: int, allowed: bool
 ) -> tuple[list[tuple[int, int]], bool]:

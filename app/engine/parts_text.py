@@ -25,15 +25,15 @@ def placement_of(
     prefill_pcie: float,
     split: list[int],
     p: Prepared,
+    stated_split: bool = False,
 ) -> Placement:
     """Where the weights live, in words and as the runtime's flags."""
     layers = model.num_hidden_layers
     parts = []
     used = [s for s in shares if s.layers]
     if len(used) > 1:
-        parts.append(
-            "layers split by memory: " + ", ".join(f"{s.layers} on {s.name}" for s in used)
-        )
+        how = "as the tensor split states" if stated_split else "by memory"
+        parts.append(f"layers split {how}: " + ", ".join(f"{s.layers} on {s.name}" for s in used))
     if expert_cpu and cpu_layers == 0:
         parts.append(
             f"attention and shared weights on the GPU, {expert_cpu} of {moe_layers} expert "

@@ -238,6 +238,9 @@ class Workload(HashedOnce):
     # published run; None = the fewest offloaded layers that fit (parts.py).
     gpu_layers: int | None = None
     cpu_moe_layers: int | None = None
+    # llama.cpp `--tensor-split a,b,...`: the share of the GPU layers each card of a one-node
+    # build takes, in card order (parts_split.split_by_ratio); None = by free memory.
+    tensor_split: tuple[float, ...] | None = None
     # Tokens already in the KV cache when the prompt is prefilled (llama-bench `-d`): each
     # prompt token also attends to them. 0 (the API's case) is a fresh prompt; the accuracy
     # service sets it from a measurement's context depth.

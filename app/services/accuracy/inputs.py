@@ -30,6 +30,7 @@ from .groups import (
     Group,
     Skipped,
 )
+from .placement import offloads, published_placement
 from .predictors import estimate_for
 
 # Names sources use for one of the engine's formats (llama.cpp writes f16; AWQ and GPTQ
@@ -76,6 +77,7 @@ class _Skip(Exception):
 
 def _hardware(snap: Snapshot, record: MeasurementIn) -> tuple[BuildSpec, str]:
     hw = record.hardware
+    offloaded = offloads(record.offload)  # a stated tensor split alone keeps RAM out of it
     host = (
         None
         if hw.host is None
@@ -96,8 +98,8 @@ def _hardware(snap: Snapshot, record: MeasurementIn) -> tuple[BuildSpec, str]:
             )
         except ValidationError as exc:
             raise _Skip(f"hardware cannot be evaluated: {exc.errors()[0]['msg']}") from None
-        return inline_build_spec(snap, mixed), OFFLOAD_CLASS if record.offload else MIXED_CLASS
-    if record.offload and (host is None or host.ram_gb is None):
+        return inline_build_spec(snap, mixed), OFFLOAD_CLASS if offloaded else MIXED_CLASS
+    if offloaded and (host is None or host.ram_gb is None):
         raise _Skip("CPU offload run without the host's RAM size published")
     accelerators = accelerator_rows(snap)
     if hw.build is not None:
@@ -160,7 +162,7 @@ def _hardware(snap: Snapshot, record: MeasurementIn) -> tuple[BuildSpec, str]:
         vendor, memory_type = memory_system
         accelerator_out = replace(spec_out.accelerator, vendor=vendor, memory_type=memory_type)
         spec_out = replace(spec_out, accelerator=accelerator_out)
-    return spec_out, OFFLOAD_CLASS if record.offload else kind
+    return spec_out, OFFLOAD_CLASS if offloaded else kind
 
 
 def _workload(record: MeasurementIn) -> Workload:
@@ -223,21 +225,10 @@ def _workload(record: MeasurementIn) -> Workload:
         flash_attention=stated_flag(record, "flash_attention", default=True),
         cuda_graphs=not before_cuda_graphs(record),
     )
-    return _published_placement(work, record.offload)
-
-
-def _published_placement(work: Workload, offload: dict[str, int | str] | None) -> Workload:
-    """The run's own -ngl / --n-cpu-moe (an -ot rule is transcribed as the number of MoE layers
-    whose experts it sends to the CPU), so the engine is asked about the placement measured."""
-    if not offload:
-        return work
-    gpu = offload.get("ngl")
-    cpu_moe = offload.get("n_cpu_moe", offload.get("ot_expert_layers_on_cpu"))
-    return replace(
-        work,
-        gpu_layers=gpu if isinstance(gpu, int) else None,
-        cpu_moe_layers=cpu_moe if isinstance(cpu_moe, int) else None,
-    )
+    try:
+        return published_placement(work, record.offload)
+    except ValueError as exc:
+        raise _Skip(str(exc)) from None
 
 
 def _max_throughput_batch(build: BuildSpec, model: ModelSpec, workload: Workload) -> Workload:
@@ -264,7 +255,7 @@ def _case(snap: Snapshot, row: MeasurementRow) -> Case:
     model = model_profile_rows(snap).get(record.model)
     if model is None:
         raise _Skip(f"model '{record.model}' is no longer in the catalog")
-    if record.backend == "cpu" and not record.offload:
+    if record.backend == "cpu" and not offloads(record.offload):
         # The engine models the accelerator; a run on the host CPU alone (XiongjieDai's Apple
         # cells labelled "(CPU)") is reported as not predicted, never as a GPU miss.
         raise _Skip("llama.cpp's CPU backend is not modelled (the engine models the accelerator)")
