@@ -168,20 +168,21 @@ def request_times(
     """A request's times under continuous batching with chunked prefill, from `step(x)`: a
     decode step of the replica's `batch` with `x` seconds of prefill riding in it.
 
-    The batch turns over: each decode step must also prefill the prompts of the requests its
-    sequences finish, `batch x gain / output` of them per step at `shared_prefill_s` each (a
-    prompt's share of a prefill pass the runtime packs with other prompts up to its token
-    budget). The request's own prompt runs in chunks of `chunk_tokens`, each sharing a step
-    with the running batch. A burst queues a prompt behind half the others' prefills, which
-    then do not stall its decode; requests beyond the batch wait for slots (closed loop: each
-    lives in_flight / batch slot times; an uncapped burst runs in sub-waves of the batch, so a
-    request waits for half the others). `output_tokens` 0 (unpublished): no turnover.
+    The batch turns over: while a request decodes, each of the other `batch - 1` slots finishes
+    and takes a new prompt, so its decode steps carry `(batch - 1) x gain / (output - 1)`
+    prompts each at `shared_prefill_s` (a prompt's share of a prefill pass the runtime packs
+    with other prompts up to its token budget; `turnover_prefill_s`). The request's own prompt
+    runs in chunks of `chunk_tokens`, each sharing a step with the running batch. A burst
+    queues a prompt behind half the others' prefills, which then do not stall its decode;
+    requests beyond the batch wait for slots (closed loop: each lives in_flight / batch slot
+    times; an uncapped burst runs in sub-waves of the batch, so a request waits for half the
+    others). `output_tokens` 0 (unpublished): no turnover.
 
     `token_budget` (None: unbounded) is the most tokens one step processes, decode and prefill
     together (vLLM's max_num_batched_tokens): the scheduler runs the decode tokens first and
     fills what is left of the budget with waiting prompts, so no step carries more prefill."""
     out = max(1, output_tokens)
-    turnover = batch * gain * shared_prefill_s / output_tokens if output_tokens > 0 else 0.0
+    turnover = turnover_prefill_s(batch, gain, shared_prefill_s, output_tokens)
     room = _prefill_room_s(token_budget, batch, prompt_tokens, shared_prefill_s)
     per_step = min(turnover, room)
     itl = step(per_step) / gain
@@ -217,6 +218,21 @@ def request_times(
         ttft_s=waiting + first, itl_s=itl, e2e_s=waiting + own, queue_wait_s=waiting,
         slot_s=cycle, prefill_per_step_s=per_step,
     )
+
+
+def turnover_prefill_s(
+    batch: int, gain: float, shared_prefill_s: float, output_tokens: int
+) -> float:
+    """Prefill seconds in each of a request's decode steps from the other slots turning over.
+
+    In a cycle of the batch every slot prefills one prompt: the request's own runs in its TTFT,
+    the other `batch - 1` ride in its `(output - 1) / gain` decode steps. (Counting `batch`
+    prompts there counted its own twice: alone in a closed loop, the next prompt is only sent
+    once this answer is done, so nothing is prefilled beside its decode.) No decode steps, or
+    no published output length: no turnover."""
+    if output_tokens <= 1 or batch <= 1:
+        return 0.0
+    return (batch - 1) * gain * shared_prefill_s / (output_tokens - 1)
 
 
 def _prefill_room_s(
@@ -264,7 +280,7 @@ def serving_point(
         shared_prefill_s=shared, batch=b, gain=gain, traffic=traffic,
         token_budget=ctx.chunk_tokens,
     )
-    plain_prefill = min(b * shared / max(1, ctx.output_tokens),
+    plain_prefill = min(turnover_prefill_s(b, 1.0, shared, ctx.output_tokens),
                         _prefill_room_s(ctx.chunk_tokens, b, ctx.input_tokens, shared))
     plain_step = _step_with_prefill(t, plain_prefill, ctx.weight_read_s)
     itl = times.itl_s
