@@ -7,8 +7,9 @@ from dataclasses import replace
 from app.caching import ValueCache
 from app.engine import PRECISIONS, BuildSpec, CostAssumptions, Estimate, ModelSpec, Workload
 from app.engine.results import Throughput
-from app.engine.serving_point import Traffic, plain_context, request_times, serving_point
+from app.engine.serving_point import plain_context, serving_point
 from app.engine.serving_results import ServingPoint
+from app.engine.serving_traffic import Traffic, request_times
 from app.errors import DomainError
 from app.services.engine_runs import run_engine
 

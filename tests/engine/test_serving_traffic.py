@@ -2,7 +2,7 @@
 
 import pytest
 
-from app.engine.serving_point import Traffic, request_times
+from app.engine.serving_traffic import Traffic, burst_queue_s, request_times
 
 # A toy replica: a decode step of 10 ms, and prefill that never hides under it (step + x), so
 # the figures can be checked by hand. A 1,000-token prompt alone takes 0.5 s (2,000 tokens/s).
@@ -129,3 +129,27 @@ def test_a_cycle_of_the_batch_prefills_each_slot_s_prompt_once() -> None:
     t = _times(4, arrival="burst")
     assert t.slot_s == pytest.approx(100 * STEP_S + 4 * 0.5)
     assert _times(1).slot_s == pytest.approx(100 * STEP_S + 0.5)
+
+
+def test_a_burst_prefilled_one_prompt_a_pass_waits_for_half_the_others() -> None:
+    assert burst_queue_s(9, 0.5, 1.0) == pytest.approx(0.5 * 8 / 2)
+    assert burst_queue_s(1, 0.5, 4.0) == 0.0  # alone: nothing ahead
+
+
+def test_prompts_packed_into_one_pass_all_wait_for_the_whole_pass() -> None:
+    # A budget that holds the whole burst: every prompt's first token comes when all are done.
+    assert burst_queue_s(4, 0.5, 10.0) == pytest.approx(0.5 * 3)
+    # Two prompts a pass, four prompts: two finish at 2 T, two at 4 T; mean 3 T, less its own.
+    assert burst_queue_s(4, 0.5, 2.0) == pytest.approx(0.5 * 2)
+
+
+def test_a_burst_s_first_tokens_follow_the_runtime_s_prefill_passes() -> None:
+    def ttft(pass_tokens: int | None) -> float:
+        return request_times(
+            lambda x: STEP_S + x, prompt_tokens=1000, output_tokens=100, chunk_tokens=8192,
+            prefill_rate=2000.0, shared_prefill_s=0.5, batch=4,
+            traffic=Traffic(arrival="burst"), prefill_pass_tokens=pass_tokens,
+        ).ttft_s
+    assert ttft(None) == pytest.approx(0.51 + 0.5 * 3 / 2)
+    assert ttft(8192) == pytest.approx(0.51 + 0.5 * 3)  # all four prompts in one pass
+    assert ttft(1000) == pytest.approx(ttft(None))
