@@ -137,7 +137,7 @@ def unit_of(case: Case) -> Unit | None:
         return UNITS[0] if batch <= 2 else UNITS[2]
     if metric == "prefill_tokens_per_s" or (metric == "ttft_s" and case.arrival is not None):
         # With the benchmark's arrival process recorded, a time to first token is the prefill
-        # of the request's prompt behind a known queue (engine.serving_point.request_times). A
+        # of the request's prompt behind a known queue (engine.serving_traffic.request_times). A
         # mixture-of-experts model's prefill pins the routed-expert share.
         return UNITS[3] if case.model.moe_layers else UNITS[1]
     if metric in ("itl_ms", "e2e_latency_s", "output_tokens_per_s_total"):

@@ -73,6 +73,6 @@ EFFICIENCY: dict[tuple[str, ...], tuple[float, float, float, float, float | None
     ("trt-llm", "discrete GDDR"): (0.8, 0.6, 0.2156, 3e-06, None),
     ("vllm", "Apple unified"): (0.9045, 0.55, 0.07746, 3e-05, 0.07096),
     ("vllm", "CUDA/ROCm unified"): (0.9045, 0.55, 0.07746, 3e-05, 0.07096),
-    ("vllm", "HBM datacenter"): (0.9045, 0.55, 0.07746, 3e-05, 0.07096),
+    ("vllm", "HBM datacenter"): (0.9045, 0.55, 0.08966, 3e-05, 0.07096),
     ("vllm", "discrete GDDR"): (0.9045, 0.55, 0.07746, 3e-05, 0.07096),
 }

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -12,6 +11,13 @@ from .results import Estimate, Throughput
 from .runtime import RUNTIMES
 from .serving_inputs import expected_tokens_per_step
 from .serving_results import ServingPoint
+from .serving_traffic import (
+    STEADY,
+    Traffic,
+    prefill_room_s,
+    request_times,
+    turnover_prefill_s,
+)
 from .specs import BuildSpec, CostAssumptions, ModelSpec, Workload
 
 
@@ -124,113 +130,6 @@ def _draft_seconds(ctx: Context, batch: int, plain: Throughput) -> float:
     return ctx.draft_tokens * est.throughput.decode_step_s
 
 
-@dataclass(frozen=True, slots=True)
-class Traffic:
-    """How requests reach a replica. The curve's points are a steady closed loop of
-    `concurrency` users; a published benchmark may instead send a burst, or keep more requests
-    in flight than the KV cache holds (the runtime then queues the rest)."""
-
-    # steady: arrivals spread over a request's lifetime, so a prompt meets only its own
-    # prefill; burst / poisson: prompts arrive together and queue behind each other's prefill.
-    arrival: str = "steady"
-    in_flight: float | None = None  # requests in flight per replica, when more than its batch
-    wave: float | None = None  # per replica: a burst sent with no cap on the requests in flight
-
-
-STEADY = Traffic()
-
-
-@dataclass(frozen=True, slots=True)
-class RequestTimes:
-    """One request's times at a replica's batch (seconds)."""
-
-    ttft_s: float  # waiting for a slot and for the prompts ahead included
-    itl_s: float
-    e2e_s: float  # waiting included: TTFT + (output - 1) x ITL, as vllm bench serve reads it
-    queue_wait_s: float  # waiting for a slot (requests beyond the batch)
-    slot_s: float  # a slot's cycle: the batch runs `batch` requests per cycle (throughput)
-    prefill_per_step_s: float  # other requests' prefill riding in each decode step
-
-
-def request_times(
-    step: Callable[[float], float],
-    *,
-    prompt_tokens: int,
-    output_tokens: int,
-    chunk_tokens: int,
-    prefill_rate: float,
-    shared_prefill_s: float,
-    batch: int,
-    gain: float = 1.0,
-    traffic: Traffic = STEADY,
-    token_budget: int | None = None,
-) -> RequestTimes:
-    """A request's times under continuous batching with chunked prefill, from `step(x)`: a
-    decode step of the replica's `batch` with `x` seconds of prefill riding in it.
-
-    The batch turns over: each decode step must also prefill the prompts of the requests its
-    sequences finish, `batch x gain / output` of them per step at `shared_prefill_s` each (a
-    prompt's share of a prefill pass the runtime packs with other prompts up to its token
-    budget). The request's own prompt runs in chunks of `chunk_tokens`, each sharing a step
-    with the running batch. A burst queues a prompt behind half the others' prefills, which
-    then do not stall its decode; requests beyond the batch wait for slots (closed loop: each
-    lives in_flight / batch slot times; an uncapped burst runs in sub-waves of the batch, so a
-    request waits for half the others). `output_tokens` 0 (unpublished): no turnover.
-
-    `token_budget` (None: unbounded) is the most tokens one step processes, decode and prefill
-    together (vLLM's max_num_batched_tokens): the scheduler runs the decode tokens first and
-    fills what is left of the budget with waiting prompts, so no step carries more prefill."""
-    out = max(1, output_tokens)
-    turnover = batch * gain * shared_prefill_s / output_tokens if output_tokens > 0 else 0.0
-    room = _prefill_room_s(token_budget, batch, prompt_tokens, shared_prefill_s)
-    per_step = min(turnover, room)
-    itl = step(per_step) / gain
-    full, rest = divmod(prompt_tokens, chunk_tokens)
-    first = full * step(chunk_tokens / prefill_rate)
-    if rest or not full:
-        first += step(rest / prefill_rate)
-    if traffic.arrival == "steady" and batch > 1:
-        # Iteration-level scheduling (Orca): a prompt arriving while the batch decodes joins
-        # at the next step boundary, on average half a step later.
-        first += step(per_step) / 2.0
-    # The batch's whole turnover is prefilled within its cycle whatever the budget (a bound on
-    # one step's prefill moves prompts to later steps, it does not remove them): throughput
-    # and the wait for a slot run on this cycle, a request's own times on its tokens.
-    cycle = first + (out - 1) * step(turnover) / gain
-    if traffic.arrival != "steady":
-        # The prompts ahead (half the others) ran before this one, in its TTFT: they no longer
-        # stall its decode steps. The rest of the turnover's prefill still rides in them, each
-        # step carrying at most what the token budget leaves beside the decode tokens; with
-        # few output tokens that bound, not the turnover, sets the ITL.
-        queued = shared_prefill_s * (batch - 1) / 2.0
-        first += queued
-        if out > 1:
-            itl = step(min(room, max(0.0, turnover - queued / (out - 1)))) / gain
-    own = first + (out - 1) * itl
-    cycle = max(cycle, own)
-    waiting = 0.0
-    if traffic.wave is not None and traffic.wave > batch:
-        waiting = (traffic.wave / batch - 1.0) / 2.0 * cycle
-    elif traffic.in_flight is not None and traffic.in_flight > batch:
-        waiting = (traffic.in_flight / batch - 1.0) * cycle
-    return RequestTimes(
-        ttft_s=waiting + first, itl_s=itl, e2e_s=waiting + own, queue_wait_s=waiting,
-        slot_s=cycle, prefill_per_step_s=per_step,
-    )
-
-
-def _prefill_room_s(
-    token_budget: int | None, batch: int, prompt_tokens: int, shared_prefill_s: float
-) -> float:
-    """Seconds of prefill one step can carry: the token budget less the batch's decode tokens,
-    at a packed prompt's seconds per token (vLLM's scheduler, docs.vllm.ai/en/v0.9.1
-    "Optimization and Tuning", chunked prefill: decode requests are scheduled first, then
-    pending prefills while max_num_batched_tokens has room). Unbounded without a budget."""
-    if token_budget is None or prompt_tokens <= 0:
-        return math.inf
-    return max(0, token_budget - batch) * shared_prefill_s / prompt_tokens
-
-
 def shared_prefill_s(t: Throughput) -> float:
     """Prefill seconds of one prompt when the runtime packs it with others into a pass."""
     packed = t.packed_prefill_s
@@ -262,10 +161,10 @@ def serving_point(
         prompt_tokens=ctx.input_tokens, output_tokens=ctx.output_tokens,
         chunk_tokens=ctx.chunk_tokens, prefill_rate=t.prefill_tokens_per_s,
         shared_prefill_s=shared, batch=b, gain=gain, traffic=traffic,
-        token_budget=ctx.chunk_tokens,
+        token_budget=ctx.chunk_tokens, prefill_pass_tokens=ctx.chunk_tokens,
     )
-    plain_prefill = min(b * shared / max(1, ctx.output_tokens),
-                        _prefill_room_s(ctx.chunk_tokens, b, ctx.input_tokens, shared))
+    plain_prefill = min(turnover_prefill_s(b, 1.0, shared, ctx.output_tokens),
+                        prefill_room_s(ctx.chunk_tokens, b, ctx.input_tokens, shared))
     plain_step = _step_with_prefill(t, plain_prefill, ctx.weight_read_s)
     itl = times.itl_s
     out = max(1, ctx.output_tokens)

@@ -349,3 +349,18 @@ def test_leave_one_source_out_holds_out_every_locale_of_a_page_together() -> Non
     assert [r.predicted for r in results] == [300.0, 300.0, 100.0]
     # The rows keep their own addresses.
     assert [r.case.source_url for r in results] == [c.source_url for c in cases]
+
+
+def test_a_capped_run_must_hold_its_requests_at_their_whole_length() -> None:
+    # Quoted at the mean KV length (1,000 + 4,000 of 8,000 answer tokens): the largest batch
+    # that fits there does not fit once every request of the wave reaches 9,000 tokens.
+    probe = _case("e2e_latency_s", measured=10.0, context_tokens=5000)
+    top = estimate_for(probe.build, probe.model, probe.workload).max_batch_that_fits
+    assert top is not None and top > 2
+    uncapped = replace(probe, workload=replace(probe.workload, batch=top), output_tokens=8000)
+    whole = replace(uncapped.workload, context_tokens=9000)
+    assert not estimate_for(uncapped.build, uncapped.model, whole).fits
+    capped = replace(uncapped, concurrency=top)
+    waited, alone = engine_predictor(capped), engine_predictor(uncapped)
+    assert isinstance(waited, float) and isinstance(alone, float)
+    assert waited > 1.2 * alone  # the requests beyond what fits wait for slots

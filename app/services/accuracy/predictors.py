@@ -7,8 +7,9 @@ from dataclasses import replace
 from app.caching import ValueCache
 from app.engine import PRECISIONS, BuildSpec, CostAssumptions, Estimate, ModelSpec, Workload
 from app.engine.results import Throughput
-from app.engine.serving_point import Traffic, plain_context, request_times, serving_point
+from app.engine.serving_point import plain_context, serving_point
 from app.engine.serving_results import ServingPoint
+from app.engine.serving_traffic import Traffic, request_times
 from app.errors import DomainError
 from app.services.engine_runs import run_engine
 
@@ -48,11 +49,29 @@ def _within_capacity(workload: Workload, estimate: Estimator) -> Estimate | None
 
 def _engine_figure(case: Case, estimate: Estimator) -> Predicted:
     est = estimate(case.workload)
-    if est.throughput is None and case.group.metric in SERVING_METRICS:
+    if case.group.metric in SERVING_METRICS:
         # More requests in flight than the KV cache holds: the runtime runs what fits and
-        # queues the rest (the serving point's Traffic.in_flight).
-        est = _within_capacity(case.workload, estimate) or est
+        # queues the rest (Traffic.in_flight). A run capped at a published concurrency must
+        # hold its requests at their whole length (prompt + answer; the requests of a wave of
+        # fixed lengths reach it together), as the product's curve fits them; its speed is
+        # read at the mean KV length (case.workload). A row without its batch is already
+        # quoted at the most requests that fit at the mean (inputs._max_throughput_batch).
+        fit = case.workload
+        if case.concurrency is not None:
+            fit = replace(fit, context_tokens=_whole_request_tokens(case))
+        if estimate(fit).throughput is None:
+            fitting = _within_capacity(fit, estimate)
+            if fitting is not None and fitting.throughput is not None:
+                batch = fitting.throughput.batch_per_replica * fitting.plan.data_parallel
+                est = estimate(replace(case.workload, batch=min(batch, case.workload.batch)))
     return figure_of(case, est, lambda: estimate(replace(case.workload, batch=1)))
+
+
+def _whole_request_tokens(case: Case) -> int:
+    """The KV length a request of the case holds at its last token (inputs.py quotes the
+    workload at the mean, prompt + output / 2)."""
+    output = case.output_tokens
+    return max(case.workload.context_tokens, case.workload.context_tokens + output - output // 2)
 
 
 def engine_predictor(case: Case) -> Predicted:

@@ -2,7 +2,7 @@
 
 import pytest
 
-from app.engine.serving_point import Traffic, request_times
+from app.engine.serving_traffic import Traffic, burst_queue_s, request_times
 
 # A toy replica: a decode step of 10 ms, and prefill that never hides under it (step + x), so
 # the figures can be checked by hand. A 1,000-token prompt alone takes 0.5 s (2,000 tokens/s).
@@ -19,19 +19,20 @@ def _times(batch: int, output: int = 100, *, shared: float = 0.5, **traffic: obj
 
 def test_one_request_is_its_prefill_then_its_steps() -> None:
     t = _times(1)
-    # Its prompt rides one step (0.5 s + 10 ms); 99 more tokens, each 10 ms plus the 1/100 of
-    # the next prompt's prefill that each step carries as the request turns over.
+    # Its prompt rides one step (0.5 s + 10 ms); 99 more tokens, each 10 ms: alone in a closed
+    # loop, the next prompt is sent only once this answer is done, so no prefill rides beside.
     assert t.ttft_s == pytest.approx(0.51)
-    assert t.itl_s == pytest.approx(STEP_S + 0.5 / 100)
+    assert t.itl_s == pytest.approx(STEP_S)
     assert t.e2e_s == pytest.approx(0.51 + 99 * t.itl_s)
     assert t.queue_wait_s == 0.0
 
 
 def test_the_batch_turning_over_stalls_every_step_with_prefill() -> None:
-    # 4 in flight, 100 tokens each: every step prefills 4/100 of a prompt.
+    # 4 in flight, 100 tokens each: the other 3 slots each take a new prompt during a
+    # request's 99 decode steps (its own prompt ran in its TTFT).
     t = _times(4)
-    assert t.prefill_per_step_s == pytest.approx(4 * 0.5 / 100)
-    assert t.itl_s == pytest.approx(STEP_S + 0.02)
+    assert t.prefill_per_step_s == pytest.approx(3 * 0.5 / 99)
+    assert t.itl_s == pytest.approx(STEP_S + 3 * 0.5 / 99)
     # Without a published output length there is no turnover to spread over the tokens.
     assert _times(4, output=0).itl_s == pytest.approx(STEP_S)
 
@@ -42,12 +43,12 @@ def test_short_prompts_of_other_requests_share_prefill_passes() -> None:
     # Its own prompt still takes 0.5 s; the three ahead of it 0.1 s each.
     assert packed.ttft_s == pytest.approx(0.51 + 0.1 * 3 / 2)
     assert packed.e2e_s < alone.e2e_s
-    assert _times(4, shared=0.1).itl_s == pytest.approx(STEP_S + 4 * 0.1 / 100)
+    assert _times(4, shared=0.1).itl_s == pytest.approx(STEP_S + 3 * 0.1 / 99)
 
 
 def test_a_steady_arrival_waits_half_a_step_for_the_batch_to_take_it() -> None:
     steady = _times(4)
-    step = STEP_S + 4 * 0.5 / 100  # a decode step with the turnover's prefill in it
+    step = STEP_S + 3 * 0.5 / 99  # a decode step with the turnover's prefill in it
     assert steady.ttft_s == pytest.approx(0.51 + step / 2)
     assert _times(1).ttft_s == pytest.approx(0.51)  # alone: nothing running to wait for
 
@@ -57,7 +58,7 @@ def test_a_burst_queues_a_prompt_behind_half_the_others_without_changing_the_lif
     assert burst.ttft_s == pytest.approx(0.51 + 0.5 * 3 / 2)
     # The prompts ahead ran before it: its decode is stalled by that much less, and its time
     # in a slot is its own prefill plus its 99 turnover-stalled steps, as in a steady stream.
-    steady_itl = STEP_S + 4 * 0.5 / 100
+    steady_itl = STEP_S + 3 * 0.5 / 99
     assert burst.e2e_s == pytest.approx(0.51 + 99 * steady_itl)
     assert burst.itl_s < steady_itl
 
@@ -120,3 +121,35 @@ def test_a_budget_with_room_for_the_turnover_changes_nothing() -> None:
                           **kwargs)  # type: ignore[arg-type]
         assert (a.ttft_s, a.itl_s, a.e2e_s, a.slot_s) == pytest.approx(
             (b.ttft_s, b.itl_s, b.e2e_s, b.slot_s))
+
+
+def test_a_cycle_of_the_batch_prefills_each_slot_s_prompt_once() -> None:
+    # 4 slots, 0.5 s prompts: a slot's cycle holds 4 x 0.5 s of prefill (its own in its TTFT,
+    # the other three in its decode steps) beside its 100 steps of 10 ms.
+    t = _times(4, arrival="burst")
+    assert t.slot_s == pytest.approx(100 * STEP_S + 4 * 0.5)
+    assert _times(1).slot_s == pytest.approx(100 * STEP_S + 0.5)
+
+
+def test_a_burst_prefilled_one_prompt_a_pass_waits_for_half_the_others() -> None:
+    assert burst_queue_s(9, 0.5, 1.0) == pytest.approx(0.5 * 8 / 2)
+    assert burst_queue_s(1, 0.5, 4.0) == 0.0  # alone: nothing ahead
+
+
+def test_prompts_packed_into_one_pass_all_wait_for_the_whole_pass() -> None:
+    # A budget that holds the whole burst: every prompt's first token comes when all are done.
+    assert burst_queue_s(4, 0.5, 10.0) == pytest.approx(0.5 * 3)
+    # Two prompts a pass, four prompts: two finish at 2 T, two at 4 T; mean 3 T, less its own.
+    assert burst_queue_s(4, 0.5, 2.0) == pytest.approx(0.5 * 2)
+
+
+def test_a_burst_s_first_tokens_follow_the_runtime_s_prefill_passes() -> None:
+    def ttft(pass_tokens: int | None) -> float:
+        return request_times(
+            lambda x: STEP_S + x, prompt_tokens=1000, output_tokens=100, chunk_tokens=8192,
+            prefill_rate=2000.0, shared_prefill_s=0.5, batch=4,
+            traffic=Traffic(arrival="burst"), prefill_pass_tokens=pass_tokens,
+        ).ttft_s
+    assert ttft(None) == pytest.approx(0.51 + 0.5 * 3 / 2)
+    assert ttft(8192) == pytest.approx(0.51 + 0.5 * 3)  # all four prompts in one pass
+    assert ttft(1000) == pytest.approx(ttft(None))
