@@ -54,7 +54,7 @@ EFFICIENCY: dict[tuple[str, ...], tuple[float, float, float, float, float | None
     ("llama.cpp", "Apple unified", "vulkan"): (0.7782, 0.2244, 0.139, 0.00012, 0.05024),
     ("llama.cpp", "CUDA/ROCm unified"): (0.8603, 0.2244, 0.139, 0.00012, 0.05024),
     ("llama.cpp", "CUDA/ROCm unified", "vulkan"): (0.8603, 0.2244, 0.139, 0.00012, 0.05024),
-    ("llama.cpp", "HBM datacenter"): (0.8603, 0.317, 0.139, 0.00012, 0.05024),
+    ("llama.cpp", "HBM datacenter"): (0.8603, 0.3557, 0.139, 0.00012, 0.05024),
     ("llama.cpp", "HBM datacenter", "vulkan"): (0.8603, 0.2244, 0.139, 0.00012, 0.05024),
     ("llama.cpp", "discrete GDDR"): (0.9045, 0.3557, 0.139, 6e-05, 0.05024),
     ("llama.cpp", "discrete GDDR", "vulkan"): (0.9045, 0.2244, 0.139, 6e-05, 0.05024),

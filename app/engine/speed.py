@@ -21,6 +21,9 @@ from .runtime import LINK_DEFAULT_GBS, LINK_EFFICIENCY, LINK_LATENCY_US
 from .specs import BuildSpec, ModelSpec, Workload
 
 ACTIVATION_BYTES = 2.0  # hidden states cross links in 16-bit
+# Without flash attention ggml writes a layer's K*Q scores in F32, softmaxes them in place and
+# reads them back for the product with V (memory.score_buffer_bytes): 4 + 8 + 4 bytes a score.
+UNFUSED_SCORE_BYTES = 16.0
 
 
 def _hop(build: BuildSpec, tp: int, pp: int) -> tuple[float, float]:
@@ -204,6 +207,9 @@ def prefill(
     chunks = max(1, -(-n // rt.prefill_chunk_tokens))
     layers = model.num_hidden_layers
     total = max(compute_s, memory_s * chunks) + chunks * p.fixed_pass_s
+    if not workload.flash_attention and rt.ggml_layout:  # bandwidth-bound, beside the GEMMs
+        scores = UNFUSED_SCORE_BYTES * model.num_attention_heads * causal
+        total += scores / (acc.memory_bandwidth_gbs * 1e9 * p.bandwidth_efficiency * tp)
     if tp > 1:
         bw, lat, _ = link_for(build, tp)
         total += (
