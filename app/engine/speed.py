@@ -79,12 +79,16 @@ class DecodeModel:
         self.moe_layers = model.moe_layers
         self.n_experts = model.n_routed_experts
         self.top_k = model.num_experts_per_tok
-        ctx = workload.context_tokens
-        weighted = kv_tokens_weighted(p, ctx)
-        # KV bytes read per sequence, summed over the tp ranks (MLA is read whole by every rank).
-        self.kv_per_seq = p.kv_token_layer_bytes * weighted * kv_share(model, tp) * tp
+        weighted = kv_tokens_weighted(p, workload.context_tokens)
         # Attention FLOPs over cached tokens (a linear-attention state's bytes are in kv_per_seq).
         attended = weighted - p.state_layer_tokens
+        reads = weighted
+        if not workload.flash_attention and rt.ggml_layout and not model.kv_lora_rank:
+            # ggml's unfused K*Q and KQ*V broadcast a KV head over its query heads: the cache
+            # is read once per query head (llama.cpp's build_attn_mha without flash attention).
+            reads += attended * (model.num_attention_heads / model.num_key_value_heads - 1.0)
+        # KV bytes read per sequence, summed over the tp ranks (MLA is read whole by every rank).
+        self.kv_per_seq = p.kv_token_layer_bytes * reads * kv_share(model, tp) * tp
         self.flops_per_token = (
             2.0 * model.params_active_matmul + model.attention_flops_per_context_token * attended
         )
@@ -94,16 +98,8 @@ class DecodeModel:
             # Two all-reduces per layer (after attention and after the MLP); ring all-reduce
             # moves 2(tp-1)/tp of the message, latency grows with the ring steps.
             self.comm_fixed = 2 * layers * link_lat * (1.0 + math.log2(tp) / 2.0)
-            self.comm_per_token = (
-                2
-                * layers
-                * 2.0
-                * (tp - 1)
-                / tp
-                * model.hidden_size
-                * ACTIVATION_BYTES
-                / (link_bw * LINK_EFFICIENCY)
-            )
+            message = 2.0 * (tp - 1) / tp * model.hidden_size * ACTIVATION_BYTES
+            self.comm_per_token = 2 * layers * message / (link_bw * LINK_EFFICIENCY)
         else:
             self.comm_fixed = self.comm_per_token = 0.0
         self.fixed = (

@@ -413,3 +413,29 @@ def test_llama_cpp_prompts_without_flash_attention_move_their_scores_through_mem
     finally:
         monkeypatch.undo()
         clear_prepared()
+
+
+def test_llama_cpp_decode_without_flash_attention_reads_the_cache_once_per_query_head():
+    # ggml's unfused K*Q and KQ*V broadcast each KV head over its query heads: Llama 3 8B
+    # (32 query heads, 8 KV heads) reads its cache 4 times a step; vLLM reads it once.
+    build = BuildSpec("1x 4090", RTX4090)
+    fused = Workload(precision="q4_0", context_tokens=8192, runtime="llama.cpp")
+    model = LLAMA_3_8B
+
+    def memory_s(work: Workload) -> float:
+        result = estimate(build, model, work).throughput
+        assert result is not None
+        return result.decode_memory_s
+
+    unfused = dataclasses.replace(fused, flash_attention=False)
+    short_fused = dataclasses.replace(fused, context_tokens=16)
+    short_unfused = dataclasses.replace(unfused, context_tokens=16)
+    # The extra bytes grow with the cache: (ratio - 1) more reads of what one read costs.
+    cache_read = memory_s(fused) - memory_s(short_fused)
+    ratio = model.num_attention_heads / model.num_key_value_heads
+    assert ratio == 4
+    extra_long = memory_s(unfused) - memory_s(fused)
+    extra_short = memory_s(short_unfused) - memory_s(short_fused)
+    assert extra_long - extra_short == pytest.approx((ratio - 1) * cache_read, rel=1e-6)
+    vllm = dataclasses.replace(fused, runtime="vllm", precision="int4")
+    assert memory_s(dataclasses.replace(vllm, flash_attention=False)) == memory_s(vllm)
