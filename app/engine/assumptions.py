@@ -24,7 +24,7 @@ _BASE_ASSUMPTIONS = (
     "+ all-reduce and pipeline-hop time + fixed per-layer and per-step costs",
     "MoE decode reads E x (1 - (1 - k/E)^batch) distinct experts per layer (uniform routing)",
     f"Each MoE layer adds {MOE_FIXED_S_PER_LAYER_VLLM * 1e6:g} µs (vLLM/SGLang/TensorRT-LLM) "
-    f"or {MOE_FIXED_S_PER_LAYER_LLAMA_CPP * 1e6:g} µs (llama.cpp/Ollama) and each MLA layer "
+    f"or {MOE_FIXED_S_PER_LAYER_LLAMA_CPP * 1e6:g} µs (llama.cpp/Ollama/MLX) and each MLA layer "
     f"{MLA_FIXED_S_PER_LAYER * 1e6:g} µs of fixed kernel time per forward pass (routing, "
     "dispatch/combine, absorbed-attention kernels); no speculative decoding / MTP",
     "Prefill time is for one prompt of prompt_tokens; time to first token excludes queueing",

@@ -144,7 +144,7 @@ RUNTIMES: MappingProxyType[str, RuntimeProfile] = MappingProxyType(
             0.15,
             8e-6,
             0.3e-3,
-            MOE_FIXED_S_PER_LAYER_VLLM,
+            MOE_FIXED_S_PER_LAYER_LLAMA_CPP,  # SwitchGLU: a gather_qmm per projection (§7)
             "single",
         ),
         # Training / fine-tuning loops in PyTorch: whole card, allocator slack in overhead.

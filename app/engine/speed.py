@@ -21,6 +21,9 @@ from .runtime import LINK_DEFAULT_GBS, LINK_EFFICIENCY, LINK_LATENCY_US
 from .specs import BuildSpec, ModelSpec, Workload
 
 ACTIVATION_BYTES = 2.0  # hidden states cross links in 16-bit
+# Without flash attention ggml writes a layer's K*Q scores in F32, softmaxes them in place and
+# reads them back for the product with V (memory.score_buffer_bytes): 4 + 8 + 4 bytes a score.
+UNFUSED_SCORE_BYTES = 16.0
 
 
 def _hop(build: BuildSpec, tp: int, pp: int) -> tuple[float, float]:
@@ -76,12 +79,16 @@ class DecodeModel:
         self.moe_layers = model.moe_layers
         self.n_experts = model.n_routed_experts
         self.top_k = model.num_experts_per_tok
-        ctx = workload.context_tokens
-        weighted = kv_tokens_weighted(p, ctx)
-        # KV bytes read per sequence, summed over the tp ranks (MLA is read whole by every rank).
-        self.kv_per_seq = p.kv_token_layer_bytes * weighted * kv_share(model, tp) * tp
+        weighted = kv_tokens_weighted(p, workload.context_tokens)
         # Attention FLOPs over cached tokens (a linear-attention state's bytes are in kv_per_seq).
         attended = weighted - p.state_layer_tokens
+        reads = weighted
+        if not workload.flash_attention and rt.ggml_layout and not model.kv_lora_rank:
+            # ggml's unfused K*Q and KQ*V broadcast a KV head over its query heads: the cache
+            # is read once per query head (llama.cpp's build_attn_mha without flash attention).
+            reads += attended * (model.num_attention_heads / model.num_key_value_heads - 1.0)
+        # KV bytes read per sequence, summed over the tp ranks (MLA is read whole by every rank).
+        self.kv_per_seq = p.kv_token_layer_bytes * reads * kv_share(model, tp) * tp
         self.flops_per_token = (
             2.0 * model.params_active_matmul + model.attention_flops_per_context_token * attended
         )
@@ -91,16 +98,8 @@ class DecodeModel:
             # Two all-reduces per layer (after attention and after the MLP); ring all-reduce
             # moves 2(tp-1)/tp of the message, latency grows with the ring steps.
             self.comm_fixed = 2 * layers * link_lat * (1.0 + math.log2(tp) / 2.0)
-            self.comm_per_token = (
-                2
-                * layers
-                * 2.0
-                * (tp - 1)
-                / tp
-                * model.hidden_size
-                * ACTIVATION_BYTES
-                / (link_bw * LINK_EFFICIENCY)
-            )
+            message = 2.0 * (tp - 1) / tp * model.hidden_size * ACTIVATION_BYTES
+            self.comm_per_token = 2 * layers * message / (link_bw * LINK_EFFICIENCY)
         else:
             self.comm_fixed = self.comm_per_token = 0.0
         self.fixed = (
@@ -204,6 +203,9 @@ def prefill(
     chunks = max(1, -(-n // rt.prefill_chunk_tokens))
     layers = model.num_hidden_layers
     total = max(compute_s, memory_s * chunks) + chunks * p.fixed_pass_s
+    if not workload.flash_attention and rt.ggml_layout:  # bandwidth-bound, beside the GEMMs
+        scores = UNFUSED_SCORE_BYTES * model.num_attention_heads * causal
+        total += scores / (acc.memory_bandwidth_gbs * 1e9 * p.bandwidth_efficiency * tp)
     if tp > 1:
         bw, lat, _ = link_for(build, tp)
         total += (

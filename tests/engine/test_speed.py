@@ -374,3 +374,68 @@ def test_bf16_weights_on_vulkan_run_the_scalar_fp32_path(monkeypatch: pytest.Mon
     finally:
         monkeypatch.undo()
         clear_prepared()
+
+
+def test_llama_cpp_prompts_without_flash_attention_move_their_scores_through_memory(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Without flash attention ggml writes each layer's K*Q scores in F32, softmaxes them in
+    # place and reads them back (speed.UNFUSED_SCORE_BYTES = 16 a score): a prompt of n tokens
+    # moves 16 x heads x layers x n^2/2 bytes more. vLLM's kernels are fused: no change there.
+    from dataclasses import replace
+    from types import MappingProxyType
+
+    from app.engine import runtime
+    from app.engine.plan import clear_prepared
+    from app.engine.prep import accelerator_class
+
+    kind = accelerator_class(RTX4090)
+    share = runtime.Efficiency(0.8, 0.4, 0.2, 8e-6, None)
+    table = {("llama.cpp", kind): share, ("vllm", kind): share}
+    monkeypatch.setattr(runtime, "CALIBRATION", MappingProxyType(table))
+    clear_prepared()
+    try:
+        n = 8192
+        fused = Workload(precision="q4_0", runtime="llama.cpp", prompt_tokens=n, context_tokens=n)
+
+        def prefill_s(work: Workload) -> float:
+            result = estimate(BuildSpec("1x 4090", RTX4090), LLAMA_3_8B, work).throughput
+            assert result is not None
+            return n / result.prefill_tokens_per_s
+
+        unfused = replace(fused, flash_attention=False)
+        model = LLAMA_3_8B
+        scores = model.num_attention_heads * model.num_hidden_layers * n * n / 2.0
+        extra = 16.0 * scores / (RTX4090.memory_bandwidth_gbs * 1e9 * 0.8)
+        assert prefill_s(unfused) - prefill_s(fused) == pytest.approx(extra, rel=1e-6)
+        vllm = replace(fused, runtime="vllm", precision="int4")
+        assert prefill_s(replace(vllm, flash_attention=False)) == pytest.approx(prefill_s(vllm))
+    finally:
+        monkeypatch.undo()
+        clear_prepared()
+
+
+def test_llama_cpp_decode_without_flash_attention_reads_the_cache_once_per_query_head():
+    # ggml's unfused K*Q and KQ*V broadcast each KV head over its query heads: Llama 3 8B
+    # (32 query heads, 8 KV heads) reads its cache 4 times a step; vLLM reads it once.
+    build = BuildSpec("1x 4090", RTX4090)
+    fused = Workload(precision="q4_0", context_tokens=8192, runtime="llama.cpp")
+    model = LLAMA_3_8B
+
+    def memory_s(work: Workload) -> float:
+        result = estimate(build, model, work).throughput
+        assert result is not None
+        return result.decode_memory_s
+
+    unfused = dataclasses.replace(fused, flash_attention=False)
+    short_fused = dataclasses.replace(fused, context_tokens=16)
+    short_unfused = dataclasses.replace(unfused, context_tokens=16)
+    # The extra bytes grow with the cache: (ratio - 1) more reads of what one read costs.
+    cache_read = memory_s(fused) - memory_s(short_fused)
+    ratio = model.num_attention_heads / model.num_key_value_heads
+    assert ratio == 4
+    extra_long = memory_s(unfused) - memory_s(fused)
+    extra_short = memory_s(short_unfused) - memory_s(short_fused)
+    assert extra_long - extra_short == pytest.approx((ratio - 1) * cache_read, rel=1e-6)
+    vllm = dataclasses.replace(fused, runtime="vllm", precision="int4")
+    assert memory_s(dataclasses.replace(vllm, flash_attention=False)) == memory_s(vllm)

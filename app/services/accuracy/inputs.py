@@ -1,8 +1,6 @@
 """Engine inputs of a catalog measurement: the build, model and workload of the same run."""
 
-import re
 from dataclasses import replace
-from datetime import date
 
 from pydantic import ValidationError
 
@@ -30,6 +28,7 @@ from .groups import (
     Group,
     Skipped,
 )
+from .notes import LLAMA_CPP_RUNTIMES, before_cuda_graphs, stated_flag, unpredictable
 from .placement import offloads, published_placement
 from .predictors import estimate_for
 
@@ -39,31 +38,6 @@ PRECISION_ALIASES = {"f16": "fp16", "f32": "fp32", "int4-awq": "int4", "int4-gpt
 # llama-bench's default prompt (pp512): used for a prefill figure whose prompt is not published.
 UNPUBLISHED_PROMPT_TOKENS = 512
 MAX_BATCH_ATTEMPTS = 8
-# Runtimes with llama.cpp's kernels: there, tensor parallel over several cards means its row split.
-LLAMA_CPP_RUNTIMES = ("llama.cpp", "ollama")
-# Build flags a source states and the schema does not record are written in the row's note as
-# `name=on|off` next to the quoted words: flash_attention (llama.cpp's score buffer,
-# memory.score_buffer_bytes; default on: `-fa auto`) and hipblaslt (ROCm prompt GEMMs).
-# llama.cpp replays a CUDA decode step as one graph since ggml-org/llama.cpp PR #6766 (commit
-# bc4bba3, merged 2024-05-08). A run published before that date (`as_of`: the software cannot be
-# newer than its source) ran a build that launched every kernel from the host.
-CUDA_GRAPHS_SINCE = date(2024, 5, 8)
-
-
-def stated_flag(record: MeasurementIn, name: str, default: bool) -> bool:
-    """A build flag as the row's note states it (`name=on|off`), else `default`."""
-    found = re.search(rf"\b{name}=(on|off)\b", record.notes)
-    return default if found is None else found.group(1) == "on"
-
-
-def before_cuda_graphs(record: MeasurementIn) -> bool:
-    """A llama.cpp CUDA run whose source predates CUDA graphs (docs/engine.md section 5)."""
-    return (
-        record.runtime in LLAMA_CPP_RUNTIMES
-        and record.backend == "cuda"
-        and record.as_of < CUDA_GRAPHS_SINCE
-    )
-
 
 EXPERT_PARALLEL_SKIP = (
     "expert parallel with data-parallel attention is not modelled for a measurement row "
@@ -259,11 +233,10 @@ def _case(snap: Snapshot, row: MeasurementRow) -> Case:
         # The engine models the accelerator; a run on the host CPU alone (XiongjieDai's Apple
         # cells labelled "(CPU)") is reported as not predicted, never as a GPU miss.
         raise _Skip("llama.cpp's CPU backend is not modelled (the engine models the accelerator)")
-    if record.metric == "prefill_tokens_per_s" and not stated_flag(record, "hipblaslt", True):
-        # A ROCm build whose prompt GEMMs ran rocBLAS's own kernels (ROCBLAS_USE_HIPBLASLT
-        # unset; lhl/strix-halo-testing: a third of the hipBLASLt rate): a library choice the
-        # schema does not record, stated in the row's notes; not a GPU miss (docs/engine.md §6).
-        raise _Skip("ROCm run without hipBLASLt is not modelled (stated in the notes)")
+    reason = unpredictable(record)
+    if reason is not None:
+        # A fact of the run the schema does not record, stated in the row's note: not a miss.
+        raise _Skip(reason)
     build, kind = _hardware(snap, record)
     workload = _workload(record)
     if record.metric in SERVING_METRICS and not (record.prompt_tokens or record.output_tokens):

@@ -1,0 +1,73 @@
+"""What a measurement's source states about its run that the schema does not record, read from
+the row's note: build flags written `name=on|off` next to the quoted words, the software
+generation its date implies, and the stated facts that make a figure unpredictable (the row is
+then reported under "Not predicted" with the reason, never dropped; docs/engine.md section 9)."""
+
+import re
+from datetime import date
+
+from app.schemas.measurement import MeasurementIn
+
+# Runtimes with llama.cpp's kernels: there, tensor parallel over several cards means its row split.
+LLAMA_CPP_RUNTIMES = ("llama.cpp", "ollama")
+# llama.cpp replays a CUDA decode step as one graph since ggml-org/llama.cpp PR #6766 (commit
+# bc4bba3, merged 2024-05-08). A run published before that date (`as_of`: the software cannot be
+# newer than its source) ran a build that launched every kernel from the host.
+CUDA_GRAPHS_SINCE = date(2024, 5, 8)
+PREFILL = ("prefill_tokens_per_s",)
+SPEEDS = ("prefill_tokens_per_s", "decode_tokens_per_s")
+
+# (flag, the value a note states that makes the figure unpredictable, metrics, reason). Flags
+# read elsewhere: flash_attention (llama.cpp's score buffer, memory.score_buffer_bytes; default
+# on: `-fa auto`).
+UNPREDICTABLE = (
+    # A ROCm build whose prompt GEMMs ran rocBLAS's own kernels (ROCBLAS_USE_HIPBLASLT unset;
+    # lhl/strix-halo-testing: a third of the hipBLASLt rate): a library choice (§6).
+    (
+        "hipblaslt",
+        False,
+        PREFILL,
+        "ROCm run without hipBLASLt is not modelled (stated in the notes)",
+    ),
+    # A prompt rate quoted without its prompt length (XiongjieDai's 2023 tables, a server log):
+    # the rate moves with the length (launch-bound short prompts, attention-bound long ones).
+    ("prompt_stated", False, PREFILL, "prefill figure without its prompt length"),
+    # ggml_vulkan reports "matrix cores: none" (the driver exposes no cooperative matrices): the
+    # prompt GEMMs run on the vector ALUs, at a rate the catalog's matrix fp16_tflops is not.
+    (
+        "matrix_cores",
+        False,
+        PREFILL,
+        "Vulkan device without matrix cores is not modelled (stated in the notes)",
+    ),
+    # A model larger than the card, run through the Windows driver's shared-memory fallback.
+    (
+        "sysmem_fallback",
+        True,
+        SPEEDS,
+        "a model larger than the card run from shared system memory is not modelled",
+    ),
+)
+
+
+def stated_flag(record: MeasurementIn, name: str, default: bool) -> bool:
+    """A build flag as the row's note states it (`name=on|off`), else `default`."""
+    found = re.search(rf"\b{name}=(on|off)\b", record.notes)
+    return default if found is None else found.group(1) == "on"
+
+
+def unpredictable(record: MeasurementIn) -> str | None:
+    """Why the row's own note makes its figure unpredictable (None: it does not)."""
+    for flag, value, metrics, reason in UNPREDICTABLE:
+        if record.metric in metrics and stated_flag(record, flag, not value) == value:
+            return reason
+    return None
+
+
+def before_cuda_graphs(record: MeasurementIn) -> bool:
+    """A llama.cpp CUDA run whose source predates CUDA graphs (docs/engine.md section 5)."""
+    return (
+        record.runtime in LLAMA_CPP_RUNTIMES
+        and record.backend == "cuda"
+        and record.as_of < CUDA_GRAPHS_SINCE
+    )
