@@ -188,6 +188,6 @@ def ttft_guess(
     p: Prepared, model: ModelSpec, workload: Workload, cards: list[tuple[AcceleratorSpec, float]]
 ) -> float:
     """Prompt time when the base estimate had no throughput (it did not fit): FLOPs at the
-    first card's dense rate and the runtime's prefill efficiency."""
+    first card's matmul rate (prep.matmul_peak) and the runtime's prefill efficiency."""
     flops = 2.0 * model.params_active_matmul * workload.prompt_tokens
-    return flops / (cards[0][0].fp16_tflops * 1e12 * p.runtime.compute_efficiency)
+    return flops / (matmul_peak(p.runtime, cards[0][0], p.precision) * p.runtime.compute_efficiency)

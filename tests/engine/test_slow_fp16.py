@@ -97,3 +97,13 @@ def test_mixed_cards_scale_compute_by_each_cards_matmul_rate():
     w = Workload(precision="q4_k_m", runtime="llama.cpp", tensor_split=(1.0, 1.0))
     t = estimate(build, LLAMA_3_8B, w).throughput
     assert t.decode_memory_s > t.decode_compute_s  # the P40's half is not compute-bound
+
+
+def test_prompt_time_guess_of_a_build_led_by_a_slow_fp16_card_uses_its_matmul_rate():
+    from app.engine.parts_split import ttft_guess
+
+    rt = replace(LLAMA, compute_efficiency=0.5)
+    p = SimpleNamespace(runtime=rt, precision=PRECISIONS["q4_0"])
+    w = Workload(precision="q4_0", runtime="llama.cpp", prompt_tokens=512)
+    guess = ttft_guess(p, LLAMA_3_8B, w, [(P40, 3.94)])  # type: ignore[arg-type]
+    assert guess == pytest.approx(2.0 * LLAMA_3_8B.params_active_matmul * 512 / (47e12 * 0.5))
