@@ -209,7 +209,7 @@ def with_parts(
     comm = base_t.decode_communication_s if base_t else max(card_hops, 0) * hop_s
     comm += (2 * len(cpu_moe) + (2 if cpu_layers else 0)) * hop_s
     fixed = base_t.decode_fixed_s if base_t else p.fixed_pass_s + p.runtime.fixed_s_per_step
-    compute = compute_s(base_t, cards, split)
+    compute = compute_s(base_t, cards, split, p)
     memory_s = decode_gpu + decode_ram
     step = max(memory_s, compute) + comm + fixed
     # Prefill on the GPUs: the base prompt time scaled by each card's share of the layers and
@@ -227,7 +227,7 @@ def with_parts(
         ram_bw * GB * CPU_BANDWIDTH_EFFICIENCY,
     )
     ttft_base = base_t.time_to_first_token_s if base_t else ttft_guess(p, model, workload, cards)
-    ttft = ttft_base * compute_scale(cards, split) + prefill_pcie + prefill_cpu
+    ttft = ttft_base * compute_scale(cards, split, p) + prefill_pcie + prefill_cpu
     per_seq = 1.0 / step
     bottleneck = "memory bandwidth" if memory_s >= compute else "compute"
     if decode_ram > decode_gpu:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .model_shape import distinct_experts
+from .prep import matmul_peak
 from .prepared import Prepared
 from .results import Throughput
 from .specs import PCIE_GBS_PER_LANE, AcceleratorSpec, BuildSpec, ModelSpec, Workload
@@ -123,21 +124,28 @@ def moe_layer_indices(model: ModelSpec) -> list[int]:
 
 
 def compute_s(
-    base_t: Throughput | None, cards: list[tuple[AcceleratorSpec, float]], split: list[int]
+    base_t: Throughput | None,
+    cards: list[tuple[AcceleratorSpec, float]],
+    split: list[int],
+    p: Prepared,
 ) -> float:
     """Decode compute time: the base card's figure scaled by each card's share and rate."""
     if base_t is None:
         return 0.0
-    return base_t.decode_compute_s * compute_scale(cards, split)
+    return base_t.decode_compute_s * compute_scale(cards, split, p)
 
 
-def compute_scale(cards: list[tuple[AcceleratorSpec, float]], split: list[int]) -> float:
-    """Time on the split relative to the first card kind doing all of it."""
+def compute_scale(
+    cards: list[tuple[AcceleratorSpec, float]], split: list[int], p: Prepared
+) -> float:
+    """Time on the split relative to the first card kind doing all of it, each card at the rate
+    its matmuls run at for this runtime and precision (prep.matmul_peak)."""
     total = sum(split)
     if total == 0:
         return 1.0
-    ref = cards[0][0].fp16_tflops
-    return sum(c / total * ref / acc.fp16_tflops for (acc, _), c in zip(cards, split, strict=True))
+    rate = {acc.name: matmul_peak(p.runtime, acc, p.precision) for acc, _ in cards}
+    ref = rate[cards[0][0].name]
+    return sum(c / total * ref / rate[a.name] for (a, _), c in zip(cards, split, strict=True))
 
 
 def prefill_offload_s(
@@ -180,6 +188,6 @@ def ttft_guess(
     p: Prepared, model: ModelSpec, workload: Workload, cards: list[tuple[AcceleratorSpec, float]]
 ) -> float:
     """Prompt time when the base estimate had no throughput (it did not fit): FLOPs at the
-    first card's dense rate and the runtime's prefill efficiency."""
+    first card's matmul rate (prep.matmul_peak) and the runtime's prefill efficiency."""
     flops = 2.0 * model.params_active_matmul * workload.prompt_tokens
-    return flops / (cards[0][0].fp16_tflops * 1e12 * p.runtime.compute_efficiency)
+    return flops / (matmul_peak(p.runtime, cards[0][0], p.precision) * p.runtime.compute_efficiency)

@@ -69,7 +69,8 @@ _ALL = (
         "nf4", 4.0 + 8 / 64 + 32 / (64 * 256), "fp16", "int", "bf16", True, "bitsandbytes NF4"
     ),
     # GGUF: llama.cpp dequantises blocks inside its matmul kernels; we rate them at the FP16
-    # tensor rate (its int8 MMQ path measures no faster than FP16 on the data we have).
+    # tensor rate (its int8 MMQ path measures no faster than FP16 on the data we have), except
+    # on a card without fast FP16, where it runs at the int8 dp4a rate (prep.matmul_compute).
     # GGUF: pure block formats use the ggml block size; the K_M mixes keep some tensors at a
     # higher type, so we use the whole-file average llama.cpp measured on Llama 3.1 8B.
     Precision("q8_0", 8.5008, "fp16", "gguf", "fp16", False, f"34 B/32 w; {_QUANT_README}"),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .precision import PRECISIONS, Precision
+from .precision import PRECISIONS, Precision, gemm_compute
 from .runtime import (
     LINK_DEFAULT_GBS,
     LINK_LATENCY_US,
@@ -33,7 +33,26 @@ def default_kv_precision(precision: Precision) -> str:
 
 def peak_flops(build: BuildSpec, compute: str) -> tuple[float, str]:
     """Dense tensor rate (FLOP/s) for a compute kind, falling back to FP16 when unsupported."""
-    acc = build.accelerator
+    return card_peak_flops(build.accelerator, compute)
+
+
+# ggml-cuda takes its FP16 paths only where fast_fp16_available (ggml-cuda/common.cuh: CC >= 6.0
+# except 6.1). The CC 6.1 Pascal chips (GP102-GP107: Tesla P40/P4, GTX 10xx) run FP16 at 1/64 of
+# FP32 but have __dp4a, four int8 products per FP32 FMA slot, so their datasheet INT8 figure is
+# 4x FP32 (P40: 47 TOPS, 11.8 TFLOPS). The catalogue has no compute-capability field: such a card
+# is one whose fp16_tflops is under an eighth of its int8_tops (tensor-core cards have 2x or, for
+# GeForce's FP32-accumulate fp16 figure, 4x; the P100, CC 6.0, has fast FP16 and no dp4a).
+SLOW_FP16_INT8_RATIO = 8.0
+DP4A_INT8_PER_FP32 = 4.0
+
+
+def slow_fp16(acc: AcceleratorSpec) -> bool:
+    """True for a card without fast FP16 whose int8 rate is dp4a's (see SLOW_FP16_INT8_RATIO)."""
+    return acc.int8_tops is not None and acc.fp16_tflops * SLOW_FP16_INT8_RATIO < acc.int8_tops
+
+
+def card_peak_flops(acc: AcceleratorSpec, compute: str) -> tuple[float, str]:
+    """peak_flops for one card."""
     if compute == "fp8" and acc.fp8_tflops:
         return acc.fp8_tflops * 1e12, "fp8"
     if compute == "int8" and acc.int8_tops:
@@ -44,8 +63,29 @@ def peak_flops(build: BuildSpec, compute: str) -> tuple[float, str]:
         if acc.fp8_tflops:
             return acc.fp8_tflops * 1e12, "fp8"
     if compute == "fp32":
+        if slow_fp16(acc) and acc.int8_tops:  # no tensor cores: the FP32 CUDA-core rate
+            return acc.int8_tops / DP4A_INT8_PER_FP32 * 1e12, "fp32"
         return acc.fp16_tflops * 0.5e12, "tf32"  # TF32 tensor rate is half the FP16 rate
     return acc.fp16_tflops * 1e12, "fp16"
+
+
+def matmul_compute(
+    rt: RuntimeProfile, acc: AcceleratorSpec, precision: Precision, backend: str | None = None
+) -> str:
+    """The rate kind a runtime's weight matmuls run at on a card: gemm_compute, except for
+    llama.cpp (ggml) on a slow_fp16 card, where ggml-cuda's quantized kernels (MMVQ mat-vec, MMQ
+    at every batch size: no FP16 MMA hardware, mmq.cu ggml_cuda_should_use_mmq) take dp4a int8
+    products ("int8") and F16/BF16/F32 weights run FP32 cuBLAS and mat-vec kernels ("fp32"); a
+    non-native backend is rated at FP32 too (its quantized paths are not modelled)."""
+    if rt.ggml_layout and slow_fp16(acc):
+        quantized = precision.family == "gguf" and precision.bits_per_weight < 16.0
+        return "int8" if quantized and backend is None else "fp32"
+    return gemm_compute(precision, backend)
+
+
+def matmul_peak(rt: RuntimeProfile, acc: AcceleratorSpec, precision: Precision) -> float:
+    """Dense rate (FLOP/s) of a card's weight matmuls for this runtime and precision."""
+    return card_peak_flops(acc, matmul_compute(rt, acc, precision))[0]
 
 
 _HALF_RATE_CACHE: dict[str, bool] = {}
@@ -72,6 +112,9 @@ def prefill_peak_flops(rt: RuntimeProfile, build: BuildSpec, compute: str) -> tu
     is the half-rate FP32-accumulate one (RuntimeProfile.fp16_accumulate,
     half_rate_fp32_accumulate)."""
     peak, used = peak_flops(build, compute)
+    if rt.ggml_layout and slow_fp16(build.accelerator):
+        # F16 attention runs ggml-cuda's FP32 paths on a card without fast FP16 (matmul_compute).
+        return peak, peak_flops(build, "fp32")[0]
     half = peak if used == "fp16" else peak_flops(build, "fp16")[0]
     if rt.fp16_accumulate and half_rate_fp32_accumulate(build.accelerator):
         return (2.0 * peak if used == "fp16" else peak), 2.0 * half

@@ -6,13 +6,13 @@ import math
 
 from .model_shape import distinct_experts
 from .plan import Prepared, kv_share, kv_tokens_weighted
-from .precision import gemm_compute
 from .prep import (
     efficiency,
     foreign_backend,
     launch_s_without_graphs,
     link_for,
-    peak_flops,
+    matmul_compute,
+    matmul_peak,
     prefill_efficiency,
     prefill_peak_flops,
 )
@@ -70,7 +70,7 @@ class DecodeModel:
         rt = p.runtime
         self.tp, self.pp = tp, pp
         self.bw = acc.memory_bandwidth_gbs * 1e9 * p.bandwidth_efficiency * tp
-        peak, _ = peak_flops(build, p.precision.compute)
+        peak = matmul_peak(rt, acc, p.precision)
         self.flops = peak * efficiency(rt, build).decode_compute * tp
         # Bytes read per step: non-expert weights and the output projection always; routed
         # experts only as many distinct ones as the step's tokens select.
@@ -174,7 +174,7 @@ def prefill(
     per_prompt = workload.prompt_tokens
     n = per_prompt * prompts
     backend = None if workload.backend is None else foreign_backend(rt, build, workload)
-    peak, half_peak = prefill_peak_flops(rt, build, gemm_compute(p.precision, backend))
+    peak, half_peak = prefill_peak_flops(rt, build, matmul_compute(rt, acc, p.precision, backend))
     attn = model.attention_flops_per_context_token
     w = p.window
     depth = workload.prefill_depth_tokens
