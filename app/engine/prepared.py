@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from .precision import PRECISIONS, Precision, kv_bytes
 from .prep import (
@@ -55,6 +56,16 @@ class Prepared:
     recompute: bool  # activation recomputation in effect (training modes)
     bandwidth_efficiency: float  # achieved share of nominal bandwidth (runtime x platform)
     fixed_pass_s: float  # fixed seconds of one forward pass over all layers
+    # Memos of what the plan search derives from these fields alone, per candidate split
+    # (memory.need_per_accel by (tp, pp, dp), speed.DecodeModel's coefficients by tp): a
+    # sweep asks for the same splits build after build. Not init fields, so a replace()d copy
+    # (expert_parallel.py shards body_bytes) starts with empty ones; bounded by their users.
+    needs: dict[tuple[int, int, int], Any] = field(  # memory.Need (memory imports this module)
+        default_factory=dict, init=False, compare=False, repr=False
+    )
+    decode: dict[int, tuple[float, float, float, float]] = field(
+        default_factory=dict, init=False, compare=False, repr=False
+    )
 
 
 def kv_tokens_weighted(p: Prepared, tokens: int) -> float:

@@ -21,6 +21,7 @@ from .runtime import LINK_DEFAULT_GBS, LINK_EFFICIENCY, LINK_LATENCY_US
 from .specs import BuildSpec, ModelSpec, Workload
 
 ACTIVATION_BYTES = 2.0  # hidden states cross links in 16-bit
+_DECODE_MEMO_MAX = 64  # tensor-parallel sizes memoised per Prepared (a search tries <= 8)
 
 
 def _hop(build: BuildSpec, tp: int, pp: int) -> tuple[float, float]:
@@ -42,21 +43,8 @@ class DecodeModel:
     """Per-step decode time for one replica split tp x pp; precomputed coefficients."""
 
     __slots__ = (
-        "bw",
-        "flops",
-        "nonexpert",
-        "expert",
-        "moe_layers",
-        "n_experts",
-        "top_k",
-        "kv_per_seq",
-        "flops_per_token",
-        "tp",
-        "pp",
-        "comm_fixed",
-        "comm_per_token",
-        "fixed",
-        "hop_fixed",
+        "bw", "flops", "nonexpert", "expert", "moe_layers", "n_experts", "top_k", "kv_per_seq",
+        "flops_per_token", "tp", "pp", "comm_fixed", "comm_per_token", "fixed", "hop_fixed",
         "hop_per_token",
     )
 
@@ -64,11 +52,9 @@ class DecodeModel:
         self, p: Prepared, model: ModelSpec, build: BuildSpec, workload: Workload, tp: int, pp: int
     ) -> None:
         acc = build.accelerator
-        rt = p.runtime
         self.tp, self.pp = tp, pp
         self.bw = acc.memory_bandwidth_gbs * 1e9 * p.bandwidth_efficiency * tp
         peak, _ = peak_flops(build, p.precision.compute)
-        self.flops = peak * efficiency(rt, build).decode_compute * tp
         # Bytes read per step: non-expert weights and the output projection always; routed
         # experts only as many distinct ones as the step's tokens select.
         self.nonexpert = p.nonexpert_body_bytes + p.head_bytes
@@ -76,15 +62,9 @@ class DecodeModel:
         self.moe_layers = model.moe_layers
         self.n_experts = model.n_routed_experts
         self.top_k = model.num_experts_per_tok
-        ctx = workload.context_tokens
-        weighted = kv_tokens_weighted(p, ctx)
-        # KV bytes read per sequence, summed over the tp ranks (MLA is read whole by every rank).
-        self.kv_per_seq = p.kv_token_layer_bytes * weighted * kv_share(model, tp) * tp
-        # Attention FLOPs over cached tokens (a linear-attention state's bytes are in kv_per_seq).
-        attended = weighted - p.state_layer_tokens
-        self.flops_per_token = (
-            2.0 * model.params_active_matmul + model.attention_flops_per_context_token * attended
-        )
+        known = p.decode.get(tp) or _decode_coefficients(p, model, build, workload, tp)
+        self.kv_per_seq, self.flops_per_token, decode_compute, self.fixed = known
+        self.flops = peak * decode_compute * tp
         layers = model.num_hidden_layers
         if tp > 1:
             link_bw, link_lat, _ = link_for(build, tp)
@@ -103,9 +83,6 @@ class DecodeModel:
             )
         else:
             self.comm_fixed = self.comm_per_token = 0.0
-        self.fixed = (
-            rt.fixed_s_per_step + p.fixed_pass_s + launch_s_without_graphs(rt, model, workload)
-        )
         if pp > 1:
             hop_bw, hop_lat = _hop(build, tp, pp)
             self.hop_fixed = (pp - 1) * hop_lat
@@ -151,6 +128,28 @@ class DecodeModel:
             used = distinct_experts(self.n_experts, self.top_k, b)
             b = (self.nonexpert + self.moe_layers * used * self.expert) / self.bw / (f_t - kv_t)
         return max(1, math.ceil(b))
+
+
+def _decode_coefficients(
+    p: Prepared, model: ModelSpec, build: BuildSpec, workload: Workload, tp: int
+) -> tuple[float, float, float, float]:
+    """DecodeModel's (KV bytes per sequence, FLOPs per token, compute share, fixed seconds) at
+    tensor-parallel size tp, from p alone (the build's device class keys p): memoised on p."""
+    rt = p.runtime
+    weighted = kv_tokens_weighted(p, workload.context_tokens)
+    # KV bytes read per sequence, summed over the tp ranks (MLA is read whole by every rank).
+    kv_per_seq = p.kv_token_layer_bytes * weighted * kv_share(model, tp) * tp
+    # Attention FLOPs over cached tokens (a linear-attention state's bytes are in kv_per_seq).
+    attended = weighted - p.state_layer_tokens
+    flops_per_token = (
+        2.0 * model.params_active_matmul + model.attention_flops_per_context_token * attended
+    )
+    fixed = rt.fixed_s_per_step + p.fixed_pass_s + launch_s_without_graphs(rt, model, workload)
+    if len(p.decode) >= _DECODE_MEMO_MAX:
+        p.decode.clear()
+    known = kv_per_seq, flops_per_token, efficiency(rt, build).decode_compute, fixed
+    p.decode[tp] = known
+    return known
 
 
 def packed_prompts(rt_chunk_tokens: int, prompt_tokens: int) -> int:
