@@ -8,7 +8,6 @@ from .cost import billed_tokens_per_s, cost_figures
 from .layout import Layout
 from .memory import max_batch_that_fits, max_context_tokens
 from .parts import needs_parts, with_parts
-from .precision import rule_of_thumb_gb
 from .prep import GB, GIB
 from .prepared import prepare
 from .results import (
@@ -130,10 +129,7 @@ def _estimate(
     inference = p.mode == "inference"
     runtime = p.runtime.name
     usable = p.usable_per_accel
-    util = usable / (build.accelerator.memory_gb * GIB)
-    # On the accelerators: llama.cpp keeps the input embedding in host RAM (memory.stages).
-    edges = p.head_bytes if p.runtime.ggml_layout else p.embed_bytes + p.head_params_bytes
-    weights_total = p.body_bytes + edges
+    weights_total = p.body_bytes + p.edge_bytes
     if not inference:
         weights_total = need.weights * group if workload.zero_stage < 3 else need.weights * n
     kv_total = need.kv * group
@@ -156,11 +152,11 @@ def _estimate(
         overhead_gb=overhead_total / GB,
         optimizer_gb=optim_total / GB,
         gradients_gb=grads_total / GB,
-        rule_of_thumb_gb=rule_of_thumb_gb(model.params_total, p.precision),
+        rule_of_thumb_gb=p.rule_of_thumb_gb,
         # Spare: usable memory that no running replica uses.
         spare_gb=(available_total - need.total * group * (active if fits else 1)) / GB,
         build_memory_gb=build.total_memory_gb * GIB / GB,
-        kv_cache_gb_per_token=p.kv_token_layer_bytes * model.cached_attention_layers / GB,
+        kv_cache_gb_per_token=p.kv_gb_per_token,
     )
     tput: Throughput | None = None
     training: TrainingFigures | None = None
@@ -185,7 +181,7 @@ def _estimate(
     # Texts are computed when read (results.Deferred): a sweep reading fit, speed and cost
     # does not pay for them.
     words = EstimateWords(
-        p, model, build, workload, costs, need.total, util, model_ref or model.name
+        p, model, build, workload, costs, need.total, p.usable_share, model_ref or model.name
     )
     plan = fill_plan(
         tensor_parallel=tp,

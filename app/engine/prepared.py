@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .precision import PRECISIONS, Precision, kv_bytes
+from .precision import PRECISIONS, Precision, kv_bytes, rule_of_thumb_gb
 from .prep import (
+    GB,
     GIB,
     accelerator_class,
     bandwidth_efficiency,
@@ -56,6 +57,11 @@ class Prepared:
     recompute: bool  # activation recomputation in effect (training modes)
     bandwidth_efficiency: float  # achieved share of nominal bandwidth (runtime x platform)
     fixed_pass_s: float  # fixed seconds of one forward pass over all layers
+    # What every estimate reports from these alone (estimate._estimate), computed once.
+    edge_bytes: float  # embedding / output bytes on the cards (llama.cpp: output only)
+    usable_share: float  # usable_per_accel over the card's memory
+    rule_of_thumb_gb: float  # precision.rule_of_thumb_gb of the model in this format
+    kv_gb_per_token: float  # one sequence, every cached layer, before window caps
     # Memos of what the plan search derives from these fields alone, per candidate split
     # (memory.need_per_accel by (tp, pp, dp), speed.DecodeModel's coefficients by tp): a
     # sweep asks for the same splits build after build. Not init fields, so a replace()d copy
@@ -154,19 +160,19 @@ def _prepare(build: BuildSpec, model: ModelSpec, workload: Workload) -> Prepared
     elif mode in ("lora", "qlora"):
         trainable = lora_params(m, workload.lora_rank)
         state_bytes = ADAPTER_STATE_BYTES
+    usable = build.accelerator.memory_gb * GIB * usable_fraction(build, workload, runtime)
+    head_bytes = m.vocab_size * m.hidden_size * emb_b
     return Prepared(
         mode=mode,
         precision=prec,
         kv_precision=kv_name,
         runtime=runtime,
-        usable_per_accel=build.accelerator.memory_gb
-        * GIB
-        * usable_fraction(build, workload, runtime),
+        usable_per_accel=usable,
         body_bytes=nonexpert_params * wb + expert_body_params * xb,
         nonexpert_body_bytes=nonexpert_params * wb,
         expert_bytes=m.expert_params * xb,
         embed_bytes=embed_bytes,
-        head_bytes=m.vocab_size * m.hidden_size * emb_b,
+        head_bytes=head_bytes,
         head_params_bytes=head_params_bytes,
         kv_token_layer_bytes=kv_tl,
         full_layers=full,
@@ -183,6 +189,11 @@ def _prepare(build: BuildSpec, model: ModelSpec, workload: Workload) -> Prepared
         recompute=recompute,
         bandwidth_efficiency=bandwidth_efficiency(runtime, build),
         fixed_pass_s=fixed_per_pass(runtime, build, model),
+        # On the cards: llama.cpp keeps the input embedding in host RAM (memory.stages).
+        edge_bytes=head_bytes if runtime.ggml_layout else embed_bytes + head_params_bytes,
+        usable_share=usable / (build.accelerator.memory_gb * GIB),
+        rule_of_thumb_gb=rule_of_thumb_gb(m.params_total, prec),
+        kv_gb_per_token=kv_tl * m.cached_attention_layers / GB,
     )
 
 
