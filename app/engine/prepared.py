@@ -62,7 +62,7 @@ class Prepared:
     usable_share: float  # usable_per_accel over the card's memory
     rule_of_thumb_gb: float  # precision.rule_of_thumb_gb of the model in this format
     kv_gb_per_token: float  # one sequence, every cached layer, before window caps
-    # Memos of what the plan search derives from these fields alone, per candidate split
+    # Memos of what the plan search and the speed model derive from these fields alone
     # (memory.need_per_accel by (tp, pp, dp), speed.DecodeModel's coefficients by tp): a
     # sweep asks for the same splits build after build. Not init fields, so a replace()d copy
     # (expert_parallel.py shards body_bytes) starts with empty ones; bounded by their users.
@@ -70,6 +70,9 @@ class Prepared:
         default_factory=dict, init=False, compare=False, repr=False
     )
     decode: dict[int, tuple[float, float, float, float]] = field(
+        default_factory=dict, init=False, compare=False, repr=False
+    )
+    prefill: dict[int, tuple[Any, ...]] = field(  # speed._prefill_work, by prompts per pass
         default_factory=dict, init=False, compare=False, repr=False
     )
 

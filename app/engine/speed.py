@@ -17,11 +17,11 @@ from .prep import (
     prefill_peak_flops,
 )
 from .results import Throughput, bottleneck_name, fill_throughput
-from .runtime import LINK_DEFAULT_GBS, LINK_EFFICIENCY, LINK_LATENCY_US
+from .runtime import LINK_DEFAULT_GBS, LINK_EFFICIENCY, LINK_LATENCY_US, Efficiency
 from .specs import BuildSpec, ModelSpec, Workload
 
 ACTIVATION_BYTES = 2.0  # hidden states cross links in 16-bit
-_DECODE_MEMO_MAX = 64  # tensor-parallel sizes memoised per Prepared (a search tries <= 8)
+_MEMO_MAX = 64  # entries of a Prepared memo: tp sizes (a search tries <= 8), prompts per pass
 
 
 def _hop(build: BuildSpec, tp: int, pp: int) -> tuple[float, float]:
@@ -72,13 +72,7 @@ class DecodeModel:
             # moves 2(tp-1)/tp of the message, latency grows with the ring steps.
             self.comm_fixed = 2 * layers * link_lat * (1.0 + math.log2(tp) / 2.0)
             self.comm_per_token = (
-                2
-                * layers
-                * 2.0
-                * (tp - 1)
-                / tp
-                * model.hidden_size
-                * ACTIVATION_BYTES
+                2 * layers * 2.0 * (tp - 1) / tp * model.hidden_size * ACTIVATION_BYTES
                 / (link_bw * LINK_EFFICIENCY)
             )
         else:
@@ -145,7 +139,7 @@ def _decode_coefficients(
         2.0 * model.params_active_matmul + model.attention_flops_per_context_token * attended
     )
     fixed = rt.fixed_s_per_step + p.fixed_pass_s + launch_s_without_graphs(rt, model, workload)
-    if len(p.decode) >= _DECODE_MEMO_MAX:
+    if len(p.decode) >= _MEMO_MAX:
         p.decode.clear()
     known = kv_per_seq, flops_per_token, efficiency(rt, build).decode_compute, fixed
     p.decode[tp] = known
@@ -171,53 +165,27 @@ def prefill(
     weight reads and per-pass fixed costs are shared, the FLOPs and attention are not)."""
     acc = build.accelerator
     rt = p.runtime
-    per_prompt = workload.prompt_tokens
-    n = per_prompt * prompts
     backend = None if workload.backend is None else foreign_backend(rt, build, workload)
     peak, half_peak = prefill_peak_flops(rt, build, gemm_compute(p.precision, backend))
-    attn = model.attention_flops_per_context_token
-    w = p.window
-    depth = workload.prefill_depth_tokens
-    # Context each prompt token attends to: cached depth + causal triangle, capped by a window.
-    causal = p.full_layers * per_prompt * (depth + per_prompt / 2.0)
-    if p.windowed_layers:
-        below = max(0, min(per_prompt, w - depth))  # tokens whose span is under the window
-        causal += p.windowed_layers * (
-            below * depth + below * below / 2.0 + (per_prompt - below) * w
-        )
-    causal *= prompts  # each prompt attends to itself (and its own cached depth) only
+    work = p.prefill.get(prompts) or _prefill_work(p, model, build, workload, prompts)
+    n, attention, dense, routed, weight_bytes, chunks, eff = work
+    if eff is None:  # a kernel backend named: its shares depend on the card's own (prep.py)
+        eff = prefill_efficiency(rt, build, workload)
     # Weight matmuls run at the precision's rate; attention (QK^T, PV) at the bf16 rate unless
     # the KV cache, and with it FP8 attention, is chosen (vLLM/FlashAttention-3 FP8 path).
     attn_peak = peak if p.kv_precision == "fp8" else half_peak
-    eff = prefill_efficiency(rt, build, workload)
-    # Routed experts run as grouped GEMMs of n x top_k / experts tokens each, at their own share.
-    routed = 2.0 * model.moe_layers * model.num_experts_per_tok * model.expert_params * n
-    dense = 2.0 * model.params_active_matmul * n - routed
-    compute_s = (dense / peak + attn * causal / attn_peak) / (eff.prefill_compute * tp)
+    compute_s = (dense / peak + attention / attn_peak) / (eff.prefill_compute * tp)
     if routed:
         compute_s += routed / peak / (eff.routed_prefill_compute * tp)
-    # Every weight is read at least once (all experts once the prompt is long enough).
-    used = distinct_experts(model.n_routed_experts, model.num_experts_per_tok, n)
-    weight_bytes = p.nonexpert_body_bytes + p.head_bytes + model.moe_layers * used * p.expert_bytes
     memory_s = weight_bytes / (acc.memory_bandwidth_gbs * 1e9 * p.bandwidth_efficiency * tp)
-    chunks = max(1, -(-n // rt.prefill_chunk_tokens))
     layers = model.num_hidden_layers
     total = max(compute_s, memory_s * chunks) + chunks * p.fixed_pass_s
     if tp > 1:
         bw, lat, _ = link_for(build, tp)
-        total += (
-            2
-            * layers
-            * (
-                chunks * lat
-                + 2.0
-                * (tp - 1)
-                / tp
-                * n
-                * model.hidden_size
-                * ACTIVATION_BYTES
-                / (bw * LINK_EFFICIENCY)
-            )
+        total += 2 * layers * (
+            chunks * lat
+            + 2.0 * (tp - 1) / tp * n * model.hidden_size * ACTIVATION_BYTES
+            / (bw * LINK_EFFICIENCY)
         )
     if pp > 1:
         # Chunks flow through the stages: (chunks + pp - 1) stage-slots of total/pp each, the
@@ -229,6 +197,40 @@ def prefill(
         hop_bw, hop_lat = _hop(build, tp, pp)
         total += (pp - 1) * (hop_lat + n * model.hidden_size * ACTIVATION_BYTES / hop_bw)
     return total + rt.fixed_s_per_step
+
+
+def _prefill_work(
+    p: Prepared, model: ModelSpec, build: BuildSpec, workload: Workload, prompts: int
+) -> tuple[int, float, float, float, float, int, Efficiency | None]:
+    """(tokens, attention FLOPs, dense and routed matmul FLOPs, weight bytes read, passes,
+    efficiency unless a backend is named) of a prefill of `prompts` prompts: its share from p
+    alone (the build's device class keys p), memoised on p."""
+    per_prompt = workload.prompt_tokens
+    n = per_prompt * prompts
+    w = p.window
+    depth = workload.prefill_depth_tokens
+    # Context each prompt token attends to: cached depth + causal triangle, capped by a window.
+    causal = p.full_layers * per_prompt * (depth + per_prompt / 2.0)
+    if p.windowed_layers:
+        below = max(0, min(per_prompt, w - depth))  # tokens whose span is under the window
+        causal += p.windowed_layers * (
+            below * depth + below * below / 2.0 + (per_prompt - below) * w
+        )
+    causal *= prompts  # each prompt attends to itself (and its own cached depth) only
+    # Routed experts run as grouped GEMMs of n x top_k / experts tokens each, at their own share.
+    routed = 2.0 * model.moe_layers * model.num_experts_per_tok * model.expert_params * n
+    dense = 2.0 * model.params_active_matmul * n - routed
+    # Every weight is read at least once (all experts once the prompt is long enough).
+    used = distinct_experts(model.n_routed_experts, model.num_experts_per_tok, n)
+    weight_bytes = p.nonexpert_body_bytes + p.head_bytes + model.moe_layers * used * p.expert_bytes
+    chunks = max(1, -(-n // p.runtime.prefill_chunk_tokens))
+    eff = None if workload.backend is not None else prefill_efficiency(p.runtime, build, workload)
+    attention = model.attention_flops_per_context_token * causal
+    if len(p.prefill) >= _MEMO_MAX:
+        p.prefill.clear()
+    known = n, attention, dense, routed, weight_bytes, chunks, eff
+    p.prefill[prompts] = known
+    return known
 
 
 def throughput(
