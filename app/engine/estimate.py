@@ -6,7 +6,7 @@ from dataclasses import replace
 
 from .cost import billed_tokens_per_s, cost_figures
 from .layout import Layout
-from .memory import max_batch_that_fits, max_context_tokens
+from .memory import capacity
 from .parts import needs_parts, with_parts
 from .prep import GB, GIB
 from .prepared import prepare
@@ -164,8 +164,7 @@ def _estimate(
     max_batch: int | None = None
     billed: float | None = None
     if inference:
-        max_ctx = max_context_tokens(p, model, workload, tp, pp, dp, need)
-        max_batch = max_batch_that_fits(p, model, tp, pp, dp, need)
+        max_ctx, max_batch = capacity(p, model, workload, tp, pp, dp, need)
         if fits:
             tput = throughput(p, model, build, workload, tp, pp, dp, choice.dm, choice.parts)
             billed = billed_tokens_per_s(
