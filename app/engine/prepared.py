@@ -75,6 +75,9 @@ class Prepared:
     prefill: dict[int, tuple[Any, ...]] = field(  # speed._prefill_work, by prompts per pass
         default_factory=dict, init=False, compare=False, repr=False
     )
+    fits: dict[tuple[Any, ...], tuple[Any, int]] = field(  # search._first_fit
+        default_factory=dict, init=False, compare=False, repr=False
+    )
 
 
 def kv_tokens_weighted(p: Prepared, tokens: int) -> float:

@@ -12,6 +12,7 @@ from .speed import DecodeModel
 OBJECTIVE_LATENCY = "lowest latency per token for one sequence"
 OBJECTIVE_AGGREGATE = "highest aggregate decode throughput for {batch} concurrent sequences"
 OBJECTIVE_TRAINING = "most data-parallel replicas (fewest accelerators per replica)"
+_FITS_MAX = 256  # (tp, pipeline sizes, accelerator count) memoised per Prepared
 
 
 class Choice:
@@ -42,7 +43,7 @@ def search(p: Prepared, model: ModelSpec, build: BuildSpec, workload: Workload) 
     """
     split = p.runtime.split
     n = build.accelerator_count
-    usable = p.usable_per_accel
+    fits = p.fits
     explicit_tp = workload.tensor_parallel
     explicit_pp = workload.pipeline_parallel
     if explicit_tp is not None or explicit_pp is not None:
@@ -64,13 +65,14 @@ def search(p: Prepared, model: ModelSpec, build: BuildSpec, workload: Workload) 
 
     def first_fit(tp: int, pps: tuple[int, ...], replicas: bool) -> tuple[int, int, Need] | None:
         nonlocal evaluated
-        for pp in pps:
-            dp = max(1, n // (tp * pp)) if replicas else 1
-            need = need_per_accel(p, model, build, workload, tp, pp, dp)
-            evaluated += 1
-            if need.total <= usable:
-                return pp, dp, need
-        return None
+        key = (tp, pps, replicas, n)
+        known = fits.get(key)
+        if known is None:
+            if len(fits) >= _FITS_MAX:
+                fits.clear()
+            known = fits[key] = _first_fit(p, model, build, workload, tp, pps, replicas)
+        evaluated += known[1]
+        return known[0]
 
     if p.mode != "inference":
         # Training: the fewest accelerators per replica that fit (most data parallelism).
@@ -109,6 +111,28 @@ def search(p: Prepared, model: ModelSpec, build: BuildSpec, workload: Workload) 
         best.evaluated = evaluated
         return best
     return _no_fit(p, model, build, workload, options, evaluated)
+
+
+def _first_fit(
+    p: Prepared,
+    model: ModelSpec,
+    build: BuildSpec,
+    workload: Workload,
+    tp: int,
+    pps: tuple[int, ...],
+    replicas: bool,
+) -> tuple[tuple[int, int, Need] | None, int]:
+    """(the first pipeline size in `pps` that fits at tensor-parallel size tp, with its data
+    parallelism and memory, or None; splits evaluated): from p and the accelerator count alone,
+    memoised on p (Prepared.fits)."""
+    n = build.accelerator_count
+    usable = p.usable_per_accel
+    for evaluated, pp in enumerate(pps, 1):
+        dp = max(1, n // (tp * pp)) if replicas else 1
+        need = need_per_accel(p, model, build, workload, tp, pp, dp)
+        if need.total <= usable:
+            return (pp, dp, need), evaluated
+    return None, len(pps)
 
 
 def objective_for(mode: str, batch: int) -> str:
