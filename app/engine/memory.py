@@ -104,29 +104,10 @@ def ggml_compute_buffer_bytes(p: Prepared, model: ModelSpec, workload: Workload,
     return tokens * p.act_hidden_bytes + largest
 
 
-_NEEDS_MAX = 256  # splits memoised per Prepared (a search tries at most ~150)
-
-
 def need_per_accel(
     p: Prepared, model: ModelSpec, build: BuildSpec, workload: Workload, tp: int, pp: int, dp: int
 ) -> Need:
-    """Bytes on the fullest accelerator of one replica split tp x pp, with dp replicas.
-
-    Memoised on p (Prepared.needs): the bytes depend on the build only through the card's
-    memory size and kind, which with the model and the workload key p (prepared.prepare)."""
-    key = (tp, pp, dp)
-    needs = p.needs
-    hit = needs.get(key)
-    if hit is None:
-        if len(needs) >= _NEEDS_MAX:
-            needs.clear()
-        hit = needs[key] = _need_per_accel(p, model, build, workload, tp, pp, dp)
-    return hit
-
-
-def _need_per_accel(
-    p: Prepared, model: ModelSpec, build: BuildSpec, workload: Workload, tp: int, pp: int, dp: int
-) -> Need:
+    """Bytes on the fullest accelerator of one replica split tp x pp, with dp replicas."""
     layers = model.num_hidden_layers
     overhead = p.runtime.overhead_gb * GB
     if build.accelerator.memory_kind == "unified":
@@ -215,7 +196,7 @@ def capacity(
     p: Prepared, model: ModelSpec, workload: Workload, tp: int, pp: int, dp: int, need: Need
 ) -> tuple[int | None, int]:
     """(max_context_tokens, max_batch_that_fits) of the split `need` was computed for, kept on
-    it: a memoised Need (need_per_accel) belongs to one p and one (tp, pp, dp)."""
+    it: a Need the search memoised belongs to one p and one (tp, pp, dp)."""
     hit = need.capacity
     if hit is None:
         hit = need.capacity = (

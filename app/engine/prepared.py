@@ -5,9 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .precision import PRECISIONS, Precision, kv_bytes, rule_of_thumb_gb
+from .precision import PRECISIONS, Precision, kv_bytes
 from .prep import (
-    GB,
     GIB,
     accelerator_class,
     bandwidth_efficiency,
@@ -57,25 +56,12 @@ class Prepared:
     recompute: bool  # activation recomputation in effect (training modes)
     bandwidth_efficiency: float  # achieved share of nominal bandwidth (runtime x platform)
     fixed_pass_s: float  # fixed seconds of one forward pass over all layers
-    # What every estimate reports from these alone (estimate._estimate), computed once.
-    edge_bytes: float  # embedding / output bytes on the cards (llama.cpp: output only)
-    usable_share: float  # usable_per_accel over the card's memory
-    rule_of_thumb_gb: float  # precision.rule_of_thumb_gb of the model in this format
-    kv_gb_per_token: float  # one sequence, every cached layer, before window caps
-    # Memos of what the plan search and the speed model derive from these fields alone
-    # (memory.need_per_accel by (tp, pp, dp), speed.DecodeModel's coefficients by tp): a
-    # sweep asks for the same splits build after build. Not init fields, so a replace()d copy
-    # (expert_parallel.py shards body_bytes) starts with empty ones; bounded by their users.
-    needs: dict[tuple[int, int, int], Any] = field(  # memory.Need (memory imports this module)
-        default_factory=dict, init=False, compare=False, repr=False
-    )
-    decode: dict[int, tuple[float, float, float, float]] = field(
-        default_factory=dict, init=False, compare=False, repr=False
-    )
-    prefill: dict[int, tuple[Any, ...]] = field(  # speed._prefill_work, by prompts per pass
-        default_factory=dict, init=False, compare=False, repr=False
-    )
-    fits: dict[tuple[Any, ...], tuple[Any, int]] = field(  # search._first_fit
+    # What later steps derive from these fields alone, keyed by (step, its arguments):
+    # ("fit", ...) and ("no fit", tp, pp) search.py, ("decode", tp) and ("prefill", prompts)
+    # speed.py, ("report",) estimate.py; a sweep asks for the same splits build after build.
+    # Not an init field, so a replace()d copy (expert_parallel.py shards body_bytes) starts
+    # empty; prepare() bounds it.
+    memo: dict[tuple[Any, ...], Any] = field(
         default_factory=dict, init=False, compare=False, repr=False
     )
 
@@ -92,6 +78,7 @@ def kv_tokens_weighted(p: Prepared, tokens: int) -> float:
 # global state); keys are frozen, hashable inputs.
 _PREPARED_CACHE: dict[tuple[ModelSpec, Workload, float, str, str, str], Prepared] = {}
 _PREPARED_CACHE_MAX = 256
+_MEMO_MAX = 512  # entries of one Prepared's memo (one estimate adds a few dozen at most)
 
 
 def clear_prepared() -> None:
@@ -115,6 +102,8 @@ def prepare(build: BuildSpec, model: ModelSpec, workload: Workload) -> Prepared:
     )
     hit = _PREPARED_CACHE.get(key)
     if hit is not None:
+        if len(hit.memo) >= _MEMO_MAX:  # bounded here, once per estimate, not at every entry
+            hit.memo.clear()
         return hit
     result = _prepare(build, model, workload)
     if len(_PREPARED_CACHE) >= _PREPARED_CACHE_MAX:
@@ -166,14 +155,15 @@ def _prepare(build: BuildSpec, model: ModelSpec, workload: Workload) -> Prepared
     elif mode in ("lora", "qlora"):
         trainable = lora_params(m, workload.lora_rank)
         state_bytes = ADAPTER_STATE_BYTES
-    usable = build.accelerator.memory_gb * GIB * usable_fraction(build, workload, runtime)
     head_bytes = m.vocab_size * m.hidden_size * emb_b
     return Prepared(
         mode=mode,
         precision=prec,
         kv_precision=kv_name,
         runtime=runtime,
-        usable_per_accel=usable,
+        usable_per_accel=build.accelerator.memory_gb
+        * GIB
+        * usable_fraction(build, workload, runtime),
         body_bytes=nonexpert_params * wb + expert_body_params * xb,
         nonexpert_body_bytes=nonexpert_params * wb,
         expert_bytes=m.expert_params * xb,
@@ -195,11 +185,6 @@ def _prepare(build: BuildSpec, model: ModelSpec, workload: Workload) -> Prepared
         recompute=recompute,
         bandwidth_efficiency=bandwidth_efficiency(runtime, build),
         fixed_pass_s=fixed_per_pass(runtime, build, model),
-        # On the cards: llama.cpp keeps the input embedding in host RAM (memory.stages).
-        edge_bytes=head_bytes if runtime.ggml_layout else embed_bytes + head_params_bytes,
-        usable_share=usable / (build.accelerator.memory_gb * GIB),
-        rule_of_thumb_gb=rule_of_thumb_gb(m.params_total, prec),
-        kv_gb_per_token=kv_tl * m.cached_attention_layers / GB,
     )
 
 

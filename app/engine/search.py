@@ -12,7 +12,6 @@ from .speed import DecodeModel
 OBJECTIVE_LATENCY = "lowest latency per token for one sequence"
 OBJECTIVE_AGGREGATE = "highest aggregate decode throughput for {batch} concurrent sequences"
 OBJECTIVE_TRAINING = "most data-parallel replicas (fewest accelerators per replica)"
-_FITS_MAX = 256  # (tp, pipeline sizes, accelerator count) memoised per Prepared
 
 
 class Choice:
@@ -43,7 +42,7 @@ def search(p: Prepared, model: ModelSpec, build: BuildSpec, workload: Workload) 
     """
     split = p.runtime.split
     n = build.accelerator_count
-    fits = p.fits
+    memo = p.memo
     explicit_tp = workload.tensor_parallel
     explicit_pp = workload.pipeline_parallel
     if explicit_tp is not None or explicit_pp is not None:
@@ -65,12 +64,10 @@ def search(p: Prepared, model: ModelSpec, build: BuildSpec, workload: Workload) 
 
     def first_fit(tp: int, pps: tuple[int, ...], replicas: bool) -> tuple[int, int, Need] | None:
         nonlocal evaluated
-        key = (tp, pps, replicas, n)
-        known = fits.get(key)
+        key = ("fit", tp, pps, replicas, n)
+        known = memo.get(key)
         if known is None:
-            if len(fits) >= _FITS_MAX:
-                fits.clear()
-            known = fits[key] = _first_fit(p, model, build, workload, tp, pps, replicas)
+            known = memo[key] = _first_fit(p, model, build, workload, tp, pps, replicas)
         evaluated += known[1]
         return known[0]
 
@@ -124,7 +121,7 @@ def _first_fit(
 ) -> tuple[tuple[int, int, Need] | None, int]:
     """(the first pipeline size in `pps` that fits at tensor-parallel size tp, with its data
     parallelism and memory, or None; splits evaluated): from p and the accelerator count alone,
-    memoised on p (Prepared.fits)."""
+    memoised on p (Prepared.memo)."""
     n = build.accelerator_count
     usable = p.usable_per_accel
     for evaluated, pp in enumerate(pps, 1):
@@ -153,5 +150,8 @@ def _no_fit(
     """Nothing fits: report the widest split (largest tp, most stages) the runtime allows."""
     tp, pps, _ = max(options, key=lambda o: o[0] * o[1][-1])
     pp = pps[-1]
-    need = need_per_accel(p, model, build, workload, tp, pp, 1)
+    key = ("no fit", tp, pp)
+    need = p.memo.get(key)
+    if need is None:
+        need = p.memo[key] = need_per_accel(p, model, build, workload, tp, pp, 1)
     return Choice(False, tp, pp, 1, need, None, evaluated + 1)

@@ -21,7 +21,6 @@ from .runtime import LINK_DEFAULT_GBS, LINK_EFFICIENCY, LINK_LATENCY_US, Efficie
 from .specs import BuildSpec, ModelSpec, Workload
 
 ACTIVATION_BYTES = 2.0  # hidden states cross links in 16-bit
-_MEMO_MAX = 64  # entries of a Prepared memo: tp sizes (a search tries <= 8), prompts per pass
 
 
 def _hop(build: BuildSpec, tp: int, pp: int) -> tuple[float, float]:
@@ -62,7 +61,9 @@ class DecodeModel:
         self.moe_layers = model.moe_layers
         self.n_experts = model.n_routed_experts
         self.top_k = model.num_experts_per_tok
-        known = p.decode.get(tp) or _decode_coefficients(p, model, build, workload, tp)
+        known: tuple[float, float, float, float] = p.memo.get(("decode", tp)) or (
+            _decode_coefficients(p, model, build, workload, tp)
+        )
         self.kv_per_seq, self.flops_per_token, decode_compute, self.fixed = known
         self.flops = peak * decode_compute * tp
         layers = model.num_hidden_layers
@@ -139,10 +140,8 @@ def _decode_coefficients(
         2.0 * model.params_active_matmul + model.attention_flops_per_context_token * attended
     )
     fixed = rt.fixed_s_per_step + p.fixed_pass_s + launch_s_without_graphs(rt, model, workload)
-    if len(p.decode) >= _MEMO_MAX:
-        p.decode.clear()
     known = kv_per_seq, flops_per_token, efficiency(rt, build).decode_compute, fixed
-    p.decode[tp] = known
+    p.memo["decode", tp] = known
     return known
 
 
@@ -167,7 +166,7 @@ def prefill(
     rt = p.runtime
     backend = None if workload.backend is None else foreign_backend(rt, build, workload)
     peak, half_peak = prefill_peak_flops(rt, build, gemm_compute(p.precision, backend))
-    work = p.prefill.get(prompts) or _prefill_work(p, model, build, workload, prompts)
+    work = p.memo.get(("prefill", prompts)) or _prefill_work(p, model, build, workload, prompts)
     n, attention, dense, routed, weight_bytes, chunks, eff = work
     if eff is None:  # a kernel backend named: its shares depend on the card's own (prep.py)
         eff = prefill_efficiency(rt, build, workload)
@@ -226,10 +225,8 @@ def _prefill_work(
     chunks = max(1, -(-n // p.runtime.prefill_chunk_tokens))
     eff = None if workload.backend is not None else prefill_efficiency(p.runtime, build, workload)
     attention = model.attention_flops_per_context_token * causal
-    if len(p.prefill) >= _MEMO_MAX:
-        p.prefill.clear()
     known = n, attention, dense, routed, weight_bytes, chunks, eff
-    p.prefill[prompts] = known
+    p.memo["prefill", prompts] = known
     return known
 
 
