@@ -6,11 +6,11 @@ from dataclasses import replace
 
 from .cost import billed_tokens_per_s, cost_figures
 from .layout import Layout
-from .memory import max_batch_that_fits, max_context_tokens
+from .memory import capacity
 from .parts import needs_parts, with_parts
 from .precision import rule_of_thumb_gb
 from .prep import GB, GIB
-from .prepared import prepare
+from .prepared import Prepared, prepare
 from .results import (
     Estimate,
     Finding,
@@ -111,6 +111,21 @@ def _with_finding(answer: Estimate, finding: Finding) -> Estimate:
     return replace(answer, findings=answer.findings + (finding,))
 
 
+_REPORT = ("report",)  # Prepared.memo key of _report
+
+
+def _report(p: Prepared, model: ModelSpec, build: BuildSpec) -> tuple[float, float, float, float]:
+    """(weight bytes on the cards beside the layers, usable share of a card's memory, rule of
+    thumb GB, KV GB per token): what every estimate reports from p alone, memoised on it."""
+    # On the accelerators: llama.cpp keeps the input embedding in host RAM (memory.stages).
+    edges = p.head_bytes if p.runtime.ggml_layout else p.embed_bytes + p.head_params_bytes
+    util = p.usable_per_accel / (build.accelerator.memory_gb * GIB)
+    rule_of_thumb = rule_of_thumb_gb(model.params_total, p.precision)
+    kv_per_token = p.kv_token_layer_bytes * model.cached_attention_layers / GB
+    known = p.memo[_REPORT] = edges, util, rule_of_thumb, kv_per_token
+    return known
+
+
 def _estimate(
     build: BuildSpec,
     model: ModelSpec,
@@ -130,9 +145,7 @@ def _estimate(
     inference = p.mode == "inference"
     runtime = p.runtime.name
     usable = p.usable_per_accel
-    util = usable / (build.accelerator.memory_gb * GIB)
-    # On the accelerators: llama.cpp keeps the input embedding in host RAM (memory.stages).
-    edges = p.head_bytes if p.runtime.ggml_layout else p.embed_bytes + p.head_params_bytes
+    edges, util, rule_of_thumb, kv_per_token = p.memo.get(_REPORT) or _report(p, model, build)
     weights_total = p.body_bytes + edges
     if not inference:
         weights_total = need.weights * group if workload.zero_stage < 3 else need.weights * n
@@ -156,11 +169,11 @@ def _estimate(
         overhead_gb=overhead_total / GB,
         optimizer_gb=optim_total / GB,
         gradients_gb=grads_total / GB,
-        rule_of_thumb_gb=rule_of_thumb_gb(model.params_total, p.precision),
+        rule_of_thumb_gb=rule_of_thumb,
         # Spare: usable memory that no running replica uses.
         spare_gb=(available_total - need.total * group * (active if fits else 1)) / GB,
         build_memory_gb=build.total_memory_gb * GIB / GB,
-        kv_cache_gb_per_token=p.kv_token_layer_bytes * model.cached_attention_layers / GB,
+        kv_cache_gb_per_token=kv_per_token,
     )
     tput: Throughput | None = None
     training: TrainingFigures | None = None
@@ -168,8 +181,7 @@ def _estimate(
     max_batch: int | None = None
     billed: float | None = None
     if inference:
-        max_ctx = max_context_tokens(p, model, workload, tp, pp, dp, need)
-        max_batch = max_batch_that_fits(p, model, tp, pp, dp, need)
+        max_ctx, max_batch = capacity(p, model, workload, tp, pp, dp, need)
         if fits:
             tput = throughput(p, model, build, workload, tp, pp, dp, choice.dm, choice.parts)
             billed = billed_tokens_per_s(

@@ -16,7 +16,7 @@ class Need:
 
     __slots__ = (
         "weights", "kv", "activations", "overhead", "optimizer", "gradients", "total",
-        "layer_share",
+        "layer_share", "capacity",
     )
 
     def __init__(
@@ -33,6 +33,7 @@ class Need:
         self.overhead, self.optimizer, self.gradients = overhead, optimizer, gradients
         self.total = weights + kv + activations + overhead + optimizer + gradients
         self.layer_share = layer_share  # share of the layers this accelerator holds
+        self.capacity: tuple[int | None, int] | None = None  # see capacity()
 
 
 def kv_share(model: ModelSpec, tp: int) -> float:
@@ -189,6 +190,20 @@ def training_activation_bytes(
         act = stored_layers * per_layer_full
     act += s * b * model.vocab_size * 4.0 / tp  # fp32 logits for the loss
     return act
+
+
+def capacity(
+    p: Prepared, model: ModelSpec, workload: Workload, tp: int, pp: int, dp: int, need: Need
+) -> tuple[int | None, int]:
+    """(max_context_tokens, max_batch_that_fits) of the split `need` was computed for, kept on
+    it: a Need the search memoised belongs to one p and one (tp, pp, dp)."""
+    hit = need.capacity
+    if hit is None:
+        hit = need.capacity = (
+            max_context_tokens(p, model, workload, tp, pp, dp, need),
+            max_batch_that_fits(p, model, tp, pp, dp, need),
+        )
+    return hit
 
 
 def max_context_tokens(

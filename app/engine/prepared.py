@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from .precision import PRECISIONS, Precision, kv_bytes
 from .prep import (
@@ -55,6 +56,14 @@ class Prepared:
     recompute: bool  # activation recomputation in effect (training modes)
     bandwidth_efficiency: float  # achieved share of nominal bandwidth (runtime x platform)
     fixed_pass_s: float  # fixed seconds of one forward pass over all layers
+    # What later steps derive from these fields alone, keyed by (step, its arguments):
+    # ("fit", ...) and ("no fit", tp, pp) search.py, ("decode", tp) and ("prefill", prompts)
+    # speed.py, ("report",) estimate.py; a sweep asks for the same splits build after build.
+    # Not an init field, so a replace()d copy (expert_parallel.py shards body_bytes) starts
+    # empty; prepare() bounds it.
+    memo: dict[tuple[Any, ...], Any] = field(
+        default_factory=dict, init=False, compare=False, repr=False
+    )
 
 
 def kv_tokens_weighted(p: Prepared, tokens: int) -> float:
@@ -69,6 +78,7 @@ def kv_tokens_weighted(p: Prepared, tokens: int) -> float:
 # global state); keys are frozen, hashable inputs.
 _PREPARED_CACHE: dict[tuple[ModelSpec, Workload, float, str, str, str], Prepared] = {}
 _PREPARED_CACHE_MAX = 256
+_MEMO_MAX = 512  # entries of one Prepared's memo (one estimate adds a few dozen at most)
 
 
 def clear_prepared() -> None:
@@ -92,6 +102,8 @@ def prepare(build: BuildSpec, model: ModelSpec, workload: Workload) -> Prepared:
     )
     hit = _PREPARED_CACHE.get(key)
     if hit is not None:
+        if len(hit.memo) >= _MEMO_MAX:  # bounded here, once per estimate, not at every entry
+            hit.memo.clear()
         return hit
     result = _prepare(build, model, workload)
     if len(_PREPARED_CACHE) >= _PREPARED_CACHE_MAX:
@@ -143,6 +155,7 @@ def _prepare(build: BuildSpec, model: ModelSpec, workload: Workload) -> Prepared
     elif mode in ("lora", "qlora"):
         trainable = lora_params(m, workload.lora_rank)
         state_bytes = ADAPTER_STATE_BYTES
+    head_bytes = m.vocab_size * m.hidden_size * emb_b
     return Prepared(
         mode=mode,
         precision=prec,
@@ -155,7 +168,7 @@ def _prepare(build: BuildSpec, model: ModelSpec, workload: Workload) -> Prepared
         nonexpert_body_bytes=nonexpert_params * wb,
         expert_bytes=m.expert_params * xb,
         embed_bytes=embed_bytes,
-        head_bytes=m.vocab_size * m.hidden_size * emb_b,
+        head_bytes=head_bytes,
         head_params_bytes=head_params_bytes,
         kv_token_layer_bytes=kv_tl,
         full_layers=full,

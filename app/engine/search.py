@@ -42,7 +42,7 @@ def search(p: Prepared, model: ModelSpec, build: BuildSpec, workload: Workload) 
     """
     split = p.runtime.split
     n = build.accelerator_count
-    usable = p.usable_per_accel
+    memo = p.memo
     explicit_tp = workload.tensor_parallel
     explicit_pp = workload.pipeline_parallel
     if explicit_tp is not None or explicit_pp is not None:
@@ -64,13 +64,12 @@ def search(p: Prepared, model: ModelSpec, build: BuildSpec, workload: Workload) 
 
     def first_fit(tp: int, pps: tuple[int, ...], replicas: bool) -> tuple[int, int, Need] | None:
         nonlocal evaluated
-        for pp in pps:
-            dp = max(1, n // (tp * pp)) if replicas else 1
-            need = need_per_accel(p, model, build, workload, tp, pp, dp)
-            evaluated += 1
-            if need.total <= usable:
-                return pp, dp, need
-        return None
+        key = ("fit", tp, pps, replicas, n)
+        known = memo.get(key)
+        if known is None:
+            known = memo[key] = _first_fit(p, model, build, workload, tp, pps, replicas)
+        evaluated += known[1]
+        return known[0]
 
     if p.mode != "inference":
         # Training: the fewest accelerators per replica that fit (most data parallelism).
@@ -111,6 +110,28 @@ def search(p: Prepared, model: ModelSpec, build: BuildSpec, workload: Workload) 
     return _no_fit(p, model, build, workload, options, evaluated)
 
 
+def _first_fit(
+    p: Prepared,
+    model: ModelSpec,
+    build: BuildSpec,
+    workload: Workload,
+    tp: int,
+    pps: tuple[int, ...],
+    replicas: bool,
+) -> tuple[tuple[int, int, Need] | None, int]:
+    """(the first pipeline size in `pps` that fits at tensor-parallel size tp, with its data
+    parallelism and memory, or None; splits evaluated): from p and the accelerator count alone,
+    memoised on p (Prepared.memo)."""
+    n = build.accelerator_count
+    usable = p.usable_per_accel
+    for evaluated, pp in enumerate(pps, 1):
+        dp = max(1, n // (tp * pp)) if replicas else 1
+        need = need_per_accel(p, model, build, workload, tp, pp, dp)
+        if need.total <= usable:
+            return (pp, dp, need), evaluated
+    return None, len(pps)
+
+
 def objective_for(mode: str, batch: int) -> str:
     """What the search optimises for this mode and batch, in words (ParallelPlan.objective)."""
     if mode != "inference":
@@ -129,5 +150,8 @@ def _no_fit(
     """Nothing fits: report the widest split (largest tp, most stages) the runtime allows."""
     tp, pps, _ = max(options, key=lambda o: o[0] * o[1][-1])
     pp = pps[-1]
-    need = need_per_accel(p, model, build, workload, tp, pp, 1)
+    key = ("no fit", tp, pp)
+    need = p.memo.get(key)
+    if need is None:
+        need = p.memo[key] = need_per_accel(p, model, build, workload, tp, pp, 1)
     return Choice(False, tp, pp, 1, need, None, evaluated + 1)

@@ -17,7 +17,7 @@ from .prep import (
     prefill_peak_flops,
 )
 from .results import Throughput, bottleneck_name, fill_throughput
-from .runtime import LINK_DEFAULT_GBS, LINK_EFFICIENCY, LINK_LATENCY_US
+from .runtime import LINK_DEFAULT_GBS, LINK_EFFICIENCY, LINK_LATENCY_US, Efficiency
 from .specs import BuildSpec, ModelSpec, Workload
 
 ACTIVATION_BYTES = 2.0  # hidden states cross links in 16-bit
@@ -45,21 +45,8 @@ class DecodeModel:
     """Per-step decode time for one replica split tp x pp; precomputed coefficients."""
 
     __slots__ = (
-        "bw",
-        "flops",
-        "nonexpert",
-        "expert",
-        "moe_layers",
-        "n_experts",
-        "top_k",
-        "kv_per_seq",
-        "flops_per_token",
-        "tp",
-        "pp",
-        "comm_fixed",
-        "comm_per_token",
-        "fixed",
-        "hop_fixed",
+        "bw", "flops", "nonexpert", "expert", "moe_layers", "n_experts", "top_k", "kv_per_seq",
+        "flops_per_token", "tp", "pp", "comm_fixed", "comm_per_token", "fixed", "hop_fixed",
         "hop_per_token",
     )
 
@@ -67,11 +54,9 @@ class DecodeModel:
         self, p: Prepared, model: ModelSpec, build: BuildSpec, workload: Workload, tp: int, pp: int
     ) -> None:
         acc = build.accelerator
-        rt = p.runtime
         self.tp, self.pp = tp, pp
         self.bw = acc.memory_bandwidth_gbs * 1e9 * p.bandwidth_efficiency * tp
-        peak = matmul_peak(rt, acc, p.precision)
-        self.flops = peak * efficiency(rt, build).decode_compute * tp
+        peak = matmul_peak(p.runtime, acc, p.precision)
         # Bytes read per step: non-expert weights and the output projection always; routed
         # experts only as many distinct ones as the step's tokens select.
         self.nonexpert = p.nonexpert_body_bytes + p.head_bytes
@@ -79,19 +64,12 @@ class DecodeModel:
         self.moe_layers = model.moe_layers
         self.n_experts = model.n_routed_experts
         self.top_k = model.num_experts_per_tok
-        weighted = kv_tokens_weighted(p, workload.context_tokens)
-        # Attention FLOPs over cached tokens (a linear-attention state's bytes are in kv_per_seq).
-        attended = weighted - p.state_layer_tokens
-        reads = weighted
-        if not workload.flash_attention and rt.ggml_layout and not model.kv_lora_rank:
-            # ggml's unfused K*Q and KQ*V broadcast a KV head over its query heads: the cache
-            # is read once per query head (llama.cpp's build_attn_mha without flash attention).
-            reads += attended * (model.num_attention_heads / model.num_key_value_heads - 1.0)
-        # KV bytes read per sequence, summed over the tp ranks (MLA is read whole by every rank).
-        self.kv_per_seq = p.kv_token_layer_bytes * reads * kv_share(model, tp) * tp
-        self.flops_per_token = (
-            2.0 * model.params_active_matmul + model.attention_flops_per_context_token * attended
+        known: tuple[float, float, float, float] = p.memo.get(("decode", tp)) or (
+            _decode_coefficients(p, model, build, workload, tp)
         )
+        self.kv_per_seq, self.flops_per_token, decode_compute, fixed = known
+        self.fixed = fixed + launch_s_without_graphs(p.runtime, model, workload)
+        self.flops = peak * decode_compute * tp
         layers = model.num_hidden_layers
         if tp > 1:
             link_bw, link_lat, _ = link_for(build, tp)
@@ -102,9 +80,6 @@ class DecodeModel:
             self.comm_per_token = 2 * layers * message / (link_bw * LINK_EFFICIENCY)
         else:
             self.comm_fixed = self.comm_per_token = 0.0
-        self.fixed = (
-            rt.fixed_s_per_step + p.fixed_pass_s + launch_s_without_graphs(rt, model, workload)
-        )
         if pp > 1:
             hop_bw, hop_lat = _hop(build, tp, pp)
             self.hop_fixed = (pp - 1) * hop_lat
@@ -152,6 +127,31 @@ class DecodeModel:
         return max(1, math.ceil(b))
 
 
+def _decode_coefficients(
+    p: Prepared, model: ModelSpec, build: BuildSpec, workload: Workload, tp: int
+) -> tuple[float, float, float, float]:
+    """DecodeModel's (KV bytes per sequence, FLOPs per token, compute share, fixed seconds) at
+    tensor-parallel size tp, from p alone (the build's device class keys p): memoised on p."""
+    rt = p.runtime
+    weighted = kv_tokens_weighted(p, workload.context_tokens)
+    # Attention FLOPs over cached tokens (a linear-attention state's bytes are in kv_per_seq).
+    attended = weighted - p.state_layer_tokens
+    reads = weighted
+    if not workload.flash_attention and rt.ggml_layout and not model.kv_lora_rank:
+        # ggml's unfused K*Q and KQ*V broadcast a KV head over its query heads: the cache
+        # is read once per query head (llama.cpp's build_attn_mha without flash attention).
+        reads += attended * (model.num_attention_heads / model.num_key_value_heads - 1.0)
+    # KV bytes read per sequence, summed over the tp ranks (MLA is read whole by every rank).
+    kv_per_seq = p.kv_token_layer_bytes * reads * kv_share(model, tp) * tp
+    flops_per_token = (
+        2.0 * model.params_active_matmul + model.attention_flops_per_context_token * attended
+    )
+    fixed = rt.fixed_s_per_step + p.fixed_pass_s
+    known = kv_per_seq, flops_per_token, efficiency(rt, build).decode_compute, fixed
+    p.memo["decode", tp] = known
+    return known
+
+
 def packed_prompts(rt_chunk_tokens: int, prompt_tokens: int) -> int:
     """How many prompts of this length one prefill pass of `rt_chunk_tokens` holds (>= 1)."""
     return max(1, rt_chunk_tokens // max(1, prompt_tokens))
@@ -171,56 +171,29 @@ def prefill(
     weight reads and per-pass fixed costs are shared, the FLOPs and attention are not)."""
     acc = build.accelerator
     rt = p.runtime
-    per_prompt = workload.prompt_tokens
-    n = per_prompt * prompts
     backend = None if workload.backend is None else foreign_backend(rt, build, workload)
     peak, half_peak = prefill_peak_flops(rt, build, matmul_compute(rt, acc, p.precision, backend))
-    attn = model.attention_flops_per_context_token
-    w = p.window
-    depth = workload.prefill_depth_tokens
-    # Context each prompt token attends to: cached depth + causal triangle, capped by a window.
-    causal = p.full_layers * per_prompt * (depth + per_prompt / 2.0)
-    if p.windowed_layers:
-        below = max(0, min(per_prompt, w - depth))  # tokens whose span is under the window
-        causal += p.windowed_layers * (
-            below * depth + below * below / 2.0 + (per_prompt - below) * w
-        )
-    causal *= prompts  # each prompt attends to itself (and its own cached depth) only
+    work = p.memo.get(("prefill", prompts)) or _prefill_work(p, model, build, workload, prompts)
+    n, attention, scores, dense, routed, weight_bytes, chunks, eff = work
+    if eff is None:  # a kernel backend named: its shares depend on the card's own (prep.py)
+        eff = prefill_efficiency(rt, build, workload)
     # Weight matmuls run at the precision's rate; attention (QK^T, PV) at the bf16 rate unless
     # the KV cache, and with it FP8 attention, is chosen (vLLM/FlashAttention-3 FP8 path).
     attn_peak = peak if p.kv_precision == "fp8" else half_peak
-    eff = prefill_efficiency(rt, build, workload)
-    # Routed experts run as grouped GEMMs of n x top_k / experts tokens each, at their own share.
-    routed = 2.0 * model.moe_layers * model.num_experts_per_tok * model.expert_params * n
-    dense = 2.0 * model.params_active_matmul * n - routed
-    compute_s = (dense / peak + attn * causal / attn_peak) / (eff.prefill_compute * tp)
+    compute_s = (dense / peak + attention / attn_peak) / (eff.prefill_compute * tp)
     if routed:
         compute_s += routed / peak / (eff.routed_prefill_compute * tp)
-    # Every weight is read at least once (all experts once the prompt is long enough).
-    used = distinct_experts(model.n_routed_experts, model.num_experts_per_tok, n)
-    weight_bytes = p.nonexpert_body_bytes + p.head_bytes + model.moe_layers * used * p.expert_bytes
     memory_s = weight_bytes / (acc.memory_bandwidth_gbs * 1e9 * p.bandwidth_efficiency * tp)
-    chunks = max(1, -(-n // rt.prefill_chunk_tokens))
     layers = model.num_hidden_layers
     total = max(compute_s, memory_s * chunks) + chunks * p.fixed_pass_s
-    if not workload.flash_attention and rt.ggml_layout:  # bandwidth-bound, beside the GEMMs
-        scores = UNFUSED_SCORE_BYTES * model.num_attention_heads * causal
+    if scores:  # unfused attention scores: bandwidth-bound, beside the GEMMs
         total += scores / (acc.memory_bandwidth_gbs * 1e9 * p.bandwidth_efficiency * tp)
     if tp > 1:
         bw, lat, _ = link_for(build, tp)
-        total += (
-            2
-            * layers
-            * (
-                chunks * lat
-                + 2.0
-                * (tp - 1)
-                / tp
-                * n
-                * model.hidden_size
-                * ACTIVATION_BYTES
-                / (bw * LINK_EFFICIENCY)
-            )
+        total += 2 * layers * (
+            chunks * lat
+            + 2.0 * (tp - 1) / tp * n * model.hidden_size * ACTIVATION_BYTES
+            / (bw * LINK_EFFICIENCY)
         )
     if pp > 1:
         # Chunks flow through the stages: (chunks + pp - 1) stage-slots of total/pp each, the
@@ -232,6 +205,41 @@ def prefill(
         hop_bw, hop_lat = _hop(build, tp, pp)
         total += (pp - 1) * (hop_lat + n * model.hidden_size * ACTIVATION_BYTES / hop_bw)
     return total + rt.fixed_s_per_step
+
+
+def _prefill_work(
+    p: Prepared, model: ModelSpec, build: BuildSpec, workload: Workload, prompts: int
+) -> tuple[int, float, float, float, float, float, int, Efficiency | None]:
+    """(tokens, attention FLOPs, unfused score bytes, matmul FLOPs dense and routed, weight
+    bytes, passes, efficiency unless a backend is named) of a prefill of `prompts` prompts,
+    from p alone (the build's device class keys p): memoised on p."""
+    per_prompt = workload.prompt_tokens
+    n = per_prompt * prompts
+    w = p.window
+    depth = workload.prefill_depth_tokens
+    # Context each prompt token attends to: cached depth + causal triangle, capped by a window.
+    causal = p.full_layers * per_prompt * (depth + per_prompt / 2.0)
+    if p.windowed_layers:
+        below = max(0, min(per_prompt, w - depth))  # tokens whose span is under the window
+        causal += p.windowed_layers * (
+            below * depth + below * below / 2.0 + (per_prompt - below) * w
+        )
+    causal *= prompts  # each prompt attends to itself (and its own cached depth) only
+    # Routed experts run as grouped GEMMs of n x top_k / experts tokens each, at their own share.
+    routed = 2.0 * model.moe_layers * model.num_experts_per_tok * model.expert_params * n
+    dense = 2.0 * model.params_active_matmul * n - routed
+    # Every weight is read at least once (all experts once the prompt is long enough).
+    used = distinct_experts(model.n_routed_experts, model.num_experts_per_tok, n)
+    weight_bytes = p.nonexpert_body_bytes + p.head_bytes + model.moe_layers * used * p.expert_bytes
+    chunks = max(1, -(-n // p.runtime.prefill_chunk_tokens))
+    eff = None if workload.backend is not None else prefill_efficiency(p.runtime, build, workload)
+    attention = model.attention_flops_per_context_token * causal
+    scores = 0.0
+    if not workload.flash_attention and p.runtime.ggml_layout:
+        scores = UNFUSED_SCORE_BYTES * model.num_attention_heads * causal
+    known = n, attention, scores, dense, routed, weight_bytes, chunks, eff
+    p.memo["prefill", prompts] = known
+    return known
 
 
 def throughput(
@@ -284,15 +292,8 @@ class PackedPrefill:
     __slots__ = ("p", "model", "build", "workload", "tp", "pp", "ttft", "batch_r", "value")
 
     def __init__(
-        self,
-        p: Prepared,
-        model: ModelSpec,
-        build: BuildSpec,
-        workload: Workload,
-        tp: int,
-        pp: int,
-        ttft: float,
-        batch_r: int,
+        self, p: Prepared, model: ModelSpec, build: BuildSpec, workload: Workload,
+        tp: int, pp: int, ttft: float, batch_r: int,
     ) -> None:
         self.p, self.model, self.build, self.workload = p, model, build, workload
         self.tp, self.pp, self.ttft, self.batch_r = tp, pp, ttft, batch_r
