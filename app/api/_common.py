@@ -6,7 +6,7 @@ import functools
 import hashlib
 import io
 import json
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Annotated, Any, TypeVar
 
@@ -128,21 +128,29 @@ def catalog_session(request: Request) -> Iterator[Session]:
 
 
 Rendered = tuple[bytes, str, dict[str, str]]  # body, ETag, extra headers
+MemoT = TypeVar("MemoT")
 
 
-def _cached_http(request: Request, render: Callable[[Session, int], Rendered]) -> Rendered:
-    """The rendered answer for this URL at the current catalog version, memoised: a hit reads
-    only the version (no ORM Session); a miss renders with a read-only session opened on the
-    connection the version was read on (so its data is never older than the version)."""
+def catalog_memo(
+    request: Request, key: Hashable, render: Callable[[Session, int], MemoT]
+) -> MemoT:
+    """`render(session, catalog_version)` memoised under `key` at the current catalog version:
+    a hit reads only the version (no ORM Session); a miss renders with a read-only session
+    opened on the connection the version was read on (its data is never older than the key)."""
 
-    def compute(connection: Connection, version: int) -> Rendered:
+    def compute(connection: Connection, version: int) -> MemoT:
         session: Session = request.app.state.sessionmaker(bind=connection)
         try:
             return render(session, version)
         finally:
             session.close()
 
-    return memo_at_current_version(request.app.state.engine, ("http", str(request.url)), compute)
+    return memo_at_current_version(request.app.state.engine, key, compute)
+
+
+def _cached_http(request: Request, render: Callable[[Session, int], Rendered]) -> Rendered:
+    """The rendered answer for this URL at the current catalog version, memoised."""
+    return catalog_memo(request, ("http", str(request.url)), render)
 
 
 def settings_of(request: Request) -> Settings:
