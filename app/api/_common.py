@@ -173,7 +173,7 @@ def cached_json(
     catalog version plus a hash of the body.
     """
 
-    def render(session: Session, version: int) -> tuple[bytes, str, dict[str, str]]:
+    def render(session: Session, version: int) -> Rendered:
         value = compute(session)
         body = dumps(value) if model is None else model_body(model, value)
         tag = etag(value) if etag is not None else _etag_of(body, version)
@@ -202,7 +202,7 @@ def cached_page(
     """A list page of the declared page `model`, memoised per catalog version and URL, with its
     Link header."""
 
-    def render(session: Session, version: int) -> tuple[bytes, str, dict[str, str]]:
+    def render(session: Session, version: int) -> Rendered:
         value, headers = page_body(request, compute(session))
         body = model_body(model, value)
         return body, _etag_of(body, version), headers
@@ -232,7 +232,7 @@ def cached_csv(
     """Every matching row as CSV (header row = field names, units in them), as an attachment.
     Each row is a typed list item; `columns` are its field names."""
 
-    def render(session: Session, version: int) -> tuple[bytes, str, dict[str, str]]:
+    def render(session: Session, version: int) -> Rendered:
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\r\n")
         writer.writerow(columns)
