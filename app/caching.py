@@ -10,6 +10,8 @@ Contract:
 - Read the version *before* the data: data loaded after the version is never older than it, so a
   cached value is at worst newer than its key (and the next version misses anyway).
 - Cached values are shared between threads: treat them as read-only.
+- `memo_at_current_version(engine, key, compute)` is the same memo for values cached whole
+  (an API URL's body), read without an ORM Session on a hit.
 
 `ValueCache` is the other kind: an LRU keyed by the *inputs* of a pure computation (engine runs
 keyed by the build, model, workload and cost values; charts keyed by their plotted data). Its
@@ -24,9 +26,10 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
+from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.orm import Session
 
-from app.catalog_version import current_catalog_version
+from app.catalog_version import current_catalog_version, read_catalog_version
 
 T = TypeVar("T")
 
@@ -178,13 +181,32 @@ _DATABASE_KEYS: "weakref.WeakKeyDictionary[Any, str]" = weakref.WeakKeyDictionar
 
 def _database_key(bind: Any) -> str:
     # Several databases can live in one process (tests, admin tools): entries are keyed by the
-    # URL too. Rendering a URL costs more than a cache hit, so remember it per engine.
+    # URL too. Rendering a URL costs more than a cache hit, so remember it per engine (a
+    # session bound to a Connection, as memo_at_current_version opens them, names its engine).
+    bind = bind.engine
     try:
         return _DATABASE_KEYS[bind]
     except KeyError:
         key = bind.url.render_as_string(hide_password=True)
         _DATABASE_KEYS[bind] = key
         return key
+
+
+def memo_at_current_version(
+    engine: Engine, key: Hashable, compute: Callable[[Connection, int], T]
+) -> T:
+    """The value cached for `key` at the catalog version the database holds now, or
+    `compute(connection, version)` on a miss, with the connection the version was read on.
+
+    For answers cached whole (an API URL's body): the version is read on a bare Connection,
+    so a hit opens no ORM Session (~16 µs against ~67 µs for a Session's first query, most of
+    a cached GET's own time); a miss reads its data on that same connection, after the version.
+    """
+    with engine.connect() as connection:
+        version = read_catalog_version(connection) or 0
+        return CACHE.get(
+            _database_key(engine), version, key, lambda: compute(connection, version)
+        )
 
 
 def snapshot(session: Session) -> Snapshot:

@@ -9,10 +9,16 @@ the garbage collector tuned as a `tierline serve` worker tunes it
 catalog is migrated and seeded in a temporary directory (the batch reads the catalog snapshot).
 
 Run from the repository root:  python benchmarks/batch_service.py
+
+`--through-app N` instead sends the body N times through the whole ASGI app in-process
+(middleware with its logging, FastAPI's body parsing and validation, the endpoint in its thread,
+the response), without sockets, and prints process CPU per request (all threads).
 """
 
 from __future__ import annotations
 
+import argparse
+import asyncio
 import json
 import os
 import subprocess
@@ -49,16 +55,71 @@ def _best_us_per_item(work: Callable[[], Any], runs: int = 15) -> tuple[float, A
     return best / BATCH_SIZE * 1e6, result
 
 
+def _catalog(tmp: str) -> str:
+    """A migrated, seeded SQLite catalog in `tmp`; its URL."""
+    url = f"sqlite:///{Path(tmp) / 'tierline.db'}"
+    env = {**os.environ, "TIERLINE_DATABASE_URL": url}
+    for command in ("migrate", "seed"):
+        subprocess.run(
+            [sys.executable, "-c", "from app.cli import main; main()", command],
+            cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL,
+        )
+    return url
+
+
+def through_app(requests: int) -> int:
+    """Send the body `requests` times through the ASGI app in-process; print CPU a request."""
+    from app.main import create_app  # the whole app (and its logging) only in this mode
+
+    body = json.dumps(batch_body(BATCH_SIZE)).encode()
+    scope = {
+        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST",
+        "scheme": "http", "path": "/api/v1/estimate/batch", "raw_path": b"/api/v1/estimate/batch",
+        "query_string": b"", "root_path": "", "client": ("127.0.0.1", 1), "server": ("x", 80),
+        "headers": [(b"host", b"x"), (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode())],
+    }  # fmt: skip
+
+    async def one(app: Any) -> None:
+        messages = [{"type": "http.request", "body": body, "more_body": False}]
+
+        async def receive() -> dict[str, Any]:
+            return messages.pop() if messages else {"type": "http.disconnect"}
+
+        async def send(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start" and message["status"] != 200:
+                raise SystemExit(f"status {message['status']}")
+
+        await app({**scope, "state": {}}, receive, send)
+
+    async def run(app: Any) -> float:
+        async with app.router.lifespan_context(app):
+            await one(app)  # load the catalog snapshot once, as a serving worker has
+            tune_gc_for_serving()
+            t0 = time.process_time()
+            for _ in range(requests):
+                await one(app)
+            return time.process_time() - t0
+
+    with tempfile.TemporaryDirectory(prefix="tierline-batch-") as tmp:
+        app = create_app(Settings(database_url=_catalog(tmp)))
+        cpu = asyncio.run(run(app))
+    print(f"{requests} requests of {BATCH_SIZE} items through the app: "
+          f"{cpu / requests * 1e3:.2f} ms CPU a request ({cpu / requests / BATCH_SIZE * 1e6:.0f} "
+          f"us an item, all threads)")
+    return 0
+
+
 def main() -> int:
     """Print microseconds per item for each stage and the estimates/s they add up to."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--through-app", type=int, metavar="N",
+                        help="send the body N times through the ASGI app in-process instead")
+    args = parser.parse_args()
+    if args.through_app is not None:
+        return through_app(args.through_app)
     with tempfile.TemporaryDirectory(prefix="tierline-batch-") as tmp:
-        url = f"sqlite:///{Path(tmp) / 'tierline.db'}"
-        env = {**os.environ, "TIERLINE_DATABASE_URL": url}
-        for command in ("migrate", "seed"):
-            subprocess.run(
-                [sys.executable, "-c", "from app.cli import main; main()", command],
-                cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL,
-            )
+        url = _catalog(tmp)
         settings = Settings(database_url=url)
         engine = make_engine(url)
         sessions = make_sessionmaker(engine)

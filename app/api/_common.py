@@ -6,7 +6,7 @@ import functools
 import hashlib
 import io
 import json
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Annotated, Any, TypeVar
 
@@ -14,9 +14,10 @@ from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 from pydantic import BaseModel, TypeAdapter, ValidationError
+from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 
-from app.caching import snapshot
+from app.caching import memo_at_current_version
 from app.config import Settings
 from app.pagination import ListResult, page_links
 from app.problems import problem_example, problem_response
@@ -126,6 +127,32 @@ def catalog_session(request: Request) -> Iterator[Session]:
         session.close()
 
 
+Rendered = tuple[bytes, str, dict[str, str]]  # body, ETag, extra headers
+MemoT = TypeVar("MemoT")
+
+
+def catalog_memo(
+    request: Request, key: Hashable, render: Callable[[Session, int], MemoT]
+) -> MemoT:
+    """`render(session, catalog_version)` memoised under `key` at the current catalog version:
+    a hit reads only the version (no ORM Session); a miss renders with a read-only session
+    opened on the connection the version was read on (its data is never older than the key)."""
+
+    def compute(connection: Connection, version: int) -> MemoT:
+        session: Session = request.app.state.sessionmaker(bind=connection)
+        try:
+            return render(session, version)
+        finally:
+            session.close()
+
+    return memo_at_current_version(request.app.state.engine, key, compute)
+
+
+def _cached_http(request: Request, render: Callable[[Session, int], Rendered]) -> Rendered:
+    """The rendered answer for this URL at the current catalog version, memoised."""
+    return catalog_memo(request, ("http", str(request.url)), render)
+
+
 def settings_of(request: Request) -> Settings:
     """The app's settings (read directly: a sync dependency would cost a thread-pool hop)."""
     return request.app.state.settings  # type: ignore[no-any-return]
@@ -145,16 +172,14 @@ def cached_json(
     `etag` derives the ETag from the value (record detail: its version); by default it is the
     catalog version plus a hash of the body.
     """
-    with catalog_session(request) as session:
-        snap = snapshot(session)
 
-        def render() -> tuple[bytes, str, dict[str, str]]:
-            value = compute(session)
-            body = dumps(value) if model is None else model_body(model, value)
-            tag = etag(value) if etag is not None else _etag_of(body, snap.version)
-            return body, tag, {}
+    def render(session: Session, version: int) -> Rendered:
+        value = compute(session)
+        body = dumps(value) if model is None else model_body(model, value)
+        tag = etag(value) if etag is not None else _etag_of(body, version)
+        return body, tag, {}
 
-        body, tag, extra = snap.memo(("http", str(request.url)), render)
+    body, tag, extra = _cached_http(request, render)
     return _respond(request, body, tag, extra, JSON)
 
 
@@ -176,15 +201,13 @@ def cached_page(
 ) -> Response:
     """A list page of the declared page `model`, memoised per catalog version and URL, with its
     Link header."""
-    with catalog_session(request) as session:
-        snap = snapshot(session)
 
-        def build() -> tuple[bytes, str, dict[str, str]]:
-            value, headers = page_body(request, compute(session))
-            body = model_body(model, value)
-            return body, _etag_of(body, snap.version), headers
+    def render(session: Session, version: int) -> Rendered:
+        value, headers = page_body(request, compute(session))
+        body = model_body(model, value)
+        return body, _etag_of(body, version), headers
 
-        body, tag, extra = snap.memo(("http", str(request.url)), build)
+    body, tag, extra = _cached_http(request, render)
     return _respond(request, body, tag, extra, JSON)
 
 
@@ -208,20 +231,18 @@ def cached_csv(
 ) -> Response:
     """Every matching row as CSV (header row = field names, units in them), as an attachment.
     Each row is a typed list item; `columns` are its field names."""
-    with catalog_session(request) as session:
-        snap = snapshot(session)
 
-        def build() -> tuple[bytes, str, dict[str, str]]:
-            out = io.StringIO()
-            writer = csv.writer(out, lineterminator="\r\n")
-            writer.writerow(columns)
-            for row in rows(session):
-                writer.writerow([_csv_cell(getattr(row, c)) for c in columns])
-            body = out.getvalue().encode("utf-8")
-            disposition = f'attachment; filename="{filename}"'
-            return body, _etag_of(body, snap.version), {"Content-Disposition": disposition}
+    def render(session: Session, version: int) -> Rendered:
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\r\n")
+        writer.writerow(columns)
+        for row in rows(session):
+            writer.writerow([_csv_cell(getattr(row, c)) for c in columns])
+        body = out.getvalue().encode("utf-8")
+        disposition = f'attachment; filename="{filename}"'
+        return body, _etag_of(body, version), {"Content-Disposition": disposition}
 
-        body, tag, extra = snap.memo(("http", str(request.url)), build)
+    body, tag, extra = _cached_http(request, render)
     return _respond(request, body, tag, extra, "text/csv; charset=utf-8")
 
 

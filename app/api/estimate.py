@@ -4,6 +4,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Body, Request
 from fastapi.responses import Response
+from sqlalchemy.orm import Session
 
 from app.api._common import (
     API_PREFIX,
@@ -11,11 +12,11 @@ from app.api._common import (
     INVALID,
     NOT_FOUND,
     UNAVAILABLE,
+    catalog_memo,
     catalog_session,
     model_body,
     settings_of,
 )
-from app.caching import snapshot
 from app.schemas.estimate import MAX_BATCH_REQUESTS, EstimateRequest
 from app.schemas.estimate_answer import BatchOut, EstimateOut
 from app.services.estimates import cost_assumptions, run_batch, run_estimate
@@ -80,15 +81,16 @@ def estimate(
     (every field defaulted; precision defaults to fp8). When the model does not fit, `fits` is
     false and the speed figures are null. All figures are estimates."""
     costs = cost_assumptions(settings_of(request))
-    with catalog_session(request) as session:
-        if isinstance(body.build, str) and isinstance(body.model, str):
-            # Catalog-only requests are small and repeat: keep their bytes per catalog version.
-            content = snapshot(session).memo(
-                ("estimate_json", body.model_dump_json(), costs),
-                lambda: model_body(EstimateOut, run_estimate(session, request=body, costs=costs)),
-            )
-        else:
-            content = model_body(EstimateOut, run_estimate(session, request=body, costs=costs))
+
+    def render(session: Session, _version: int = 0) -> bytes:
+        return model_body(EstimateOut, run_estimate(session, request=body, costs=costs))
+
+    if isinstance(body.build, str) and isinstance(body.model, str):
+        # Catalog-only requests are small and repeat: keep their bytes per catalog version.
+        content = catalog_memo(request, ("estimate_json", body.model_dump_json(), costs), render)
+    else:
+        with catalog_session(request) as session:
+            content = render(session)
     return Response(content=content, media_type="application/json")
 
 

@@ -63,9 +63,9 @@ def failover(
     cases = []
     if build.nodes > 1:
         smaller: BuildSpec | None = replace(build, nodes=build.nodes - 1)
-        cases.append(_failover_case("one accelerator", smaller, model, workload, costs))
-        cases.append(_failover_case("one node", smaller, model, workload, costs))
-        return tuple(cases)
+        # Both losses leave the same N-1 nodes: one search answers both (only `lost` differs).
+        case = _failover_case("one accelerator", smaller, model, workload, costs)
+        return case, replace(case, lost="one node")
     apn = build.accelerators_per_node
     smaller = None
     if apn > 1:

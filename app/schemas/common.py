@@ -79,9 +79,11 @@ def _config_problem(value: Any, path: str, depth: int = 0) -> str | None:
         return None
     items: Any = value.items() if isinstance(value, dict) else enumerate(value)
     for key, item in items:
-        key_problem = text_problem(key) if isinstance(key, str) else None
-        if key_problem is not None:
-            return f"{where}: keys {key_problem}"
+        # Most keys are plain ASCII: checked inline, text_problem only looks at the others.
+        if key.__class__ is not str or not key.isascii() or "\x00" in key:
+            key_problem = text_problem(key) if isinstance(key, str) else None
+            if key_problem is not None:
+                return f"{where}: keys {key_problem}"
         if _plainly_fine(item):
             continue  # most of a config: skip building its path (a batch checks 100 configs)
         found = _config_problem(item, f"{path}.{key}" if path else str(key), depth + 1)

@@ -23,6 +23,9 @@ _OPTIONAL_SPEC_FIELDS = ("vendor", "memory_type")
 _ACCELERATOR_SPEC_FIELDS = tuple(
     f.name for f in fields(AcceleratorSpec) if f.name not in _OPTIONAL_SPEC_FIELDS
 )
+# What an inline build without an inter-node link gets (most are one node): the specs are frozen,
+# so every such build shares this one instead of building its own.
+_NO_INTER_NODE_LINK = InterNodeLink("none", None)
 
 
 def accelerator_spec(
@@ -106,7 +109,7 @@ def inline_build_spec_from(
         intra_link = IntraNodeLink(intra.kind, intra.bandwidth_gbs, intra.latency_us)
     inter = build.inter_node_link
     inter_link = (
-        InterNodeLink("none", None)
+        _NO_INTER_NODE_LINK
         if inter is None
         else InterNodeLink(inter.kind, inter.bandwidth_gbps, inter.latency_us)
     )
