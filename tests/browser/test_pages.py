@@ -215,4 +215,6 @@ def test_keyboard_focus_is_visible_and_the_skip_link_works(page: Any) -> None:
     assert outline != "none"
     assert skip.evaluate("e => e.getBoundingClientRect().top >= 0")  # shown when focused
     tab.keyboard.press("Enter")
+    # The fragment navigation lands after the key event returns; wait for it (a busy machine).
+    tab.wait_for_function("location.hash === '#main'", timeout=5000)
     assert tab.url.endswith("#main")
