@@ -58,12 +58,7 @@ def split_layers(sizes: list[float], caps: list[float]) -> list[int] | None:
         counts.append(end - start)
         start = end
     counts[-1] += len(sizes) - start  # rounding leftovers go to the last card
-    begin = 0
-    for count, cap in zip(counts, caps, strict=True):
-        if sum(sizes[begin : begin + count]) > cap:
-            return None
-        begin += count
-    return counts
+    return counts if _each_holds(sizes, caps, counts) else None
 
 
 def split_by_ratio(
@@ -85,12 +80,17 @@ def split_by_ratio(
         frac = unit / max(units, 1)
         card = next((i for i, b in enumerate(bounds) if b > frac), len(caps) - 1)
         counts[card] += 1
+    return counts if _each_holds(sizes, caps, counts) else None
+
+
+def _each_holds(sizes: list[float], caps: list[float], counts: list[int]) -> bool:
+    """True when every card holds the consecutive layers `counts` gives it."""
     begin = 0
     for count, cap in zip(counts, caps, strict=True):
         if sum(sizes[begin : begin + count]) > cap:
-            return None
+            return False
         begin += count
-    return counts
+    return True
 
 
 def placement_candidates(
