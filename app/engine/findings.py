@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .prep import GB, is_apple, link_for, peak_flops, usable_fraction
+from .prep import GB, is_apple, launch_s_without_graphs, link_for, peak_flops, usable_fraction
 from .prepared import Prepared
 from .results import Finding, MemoryBreakdown, Throughput
 from .specs import BuildSpec, ModelSpec, Workload
@@ -176,6 +176,19 @@ def estimate_findings(
                     "info",
                     f"Fixed per-layer and per-step costs (kernel launches, MoE routing, "
                     f"scheduling) are {fixed_share:.0%} of each decode step",
+                )
+            )
+        launches = launch_s_without_graphs(p.runtime, build, model, workload)
+        if launches > 0:
+            # The one place that decides it (prep.launch_s_without_graphs), stated in words.
+            why = "a build from before CUDA graphs" if not workload.cuda_graphs else (
+                "ggml-cuda uses CUDA graphs only from compute capability 8.0 (Ampere)"
+            )
+            out.append(
+                Finding(
+                    "info",
+                    f"llama.cpp decodes without CUDA graphs here ({why}): the host launches "
+                    f"every kernel, {launches * 1e3:.2f} ms per token (estimate)",
                 )
             )
         if tput.compute_bound_batch is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .graph_capture import cuda_without_graphs
 from .precision import PRECISIONS, Precision, gemm_compute
 from .runtime import (
     LINK_DEFAULT_GBS,
@@ -300,9 +301,13 @@ def fixed_per_pass(rt: RuntimeProfile, build: BuildSpec, model: ModelSpec) -> fl
     return fixed
 
 
-def launch_s_without_graphs(rt: RuntimeProfile, model: ModelSpec, workload: Workload) -> float:
-    """Extra seconds per decode step of a llama.cpp CUDA build from before CUDA graphs (the
-    host launched each kernel of a token; runtime.PRE_CUDA_GRAPH_S_PER_LAYER); 0 otherwise."""
-    if workload.cuda_graphs or not rt.ggml_layout:
+def launch_s_without_graphs(
+    rt: RuntimeProfile, build: BuildSpec, model: ModelSpec, workload: Workload
+) -> float:
+    """Extra seconds per decode step of a llama.cpp-layout run without CUDA graphs, where the
+    host launches each kernel of a token (runtime.PRE_CUDA_GRAPH_S_PER_LAYER): a build from
+    before CUDA graphs (`workload.cuda_graphs` False) or a pre-Ampere card's CUDA backend today
+    (graph_capture.cuda_without_graphs). 0 otherwise."""
+    if not rt.ggml_layout or (workload.cuda_graphs and not cuda_without_graphs(build, workload)):
         return 0.0
     return PRE_CUDA_GRAPH_S_PER_LAYER * model.num_hidden_layers

@@ -68,7 +68,7 @@ class DecodeModel:
             _decode_coefficients(p, model, build, workload, tp)
         )
         self.kv_per_seq, self.flops_per_token, decode_compute, fixed = known
-        self.fixed = fixed + launch_s_without_graphs(p.runtime, model, workload)
+        self.fixed = fixed + launch_s_without_graphs(p.runtime, build, model, workload)
         self.flops = peak * decode_compute * tp
         layers = model.num_hidden_layers
         if tp > 1:

@@ -12,7 +12,9 @@ from app.schemas.measurement import MeasurementIn
 LLAMA_CPP_RUNTIMES = ("llama.cpp", "ollama")
 # llama.cpp replays a CUDA decode step as one graph since ggml-org/llama.cpp PR #6766 (commit
 # bc4bba3, merged 2024-05-08). A run published before that date (`as_of`: the software cannot be
-# newer than its source) ran a build that launched every kernel from the host.
+# newer than its source) ran a build that launched every kernel from the host. The flag is the
+# date only: today's build on a pre-Ampere card also runs without graphs, and the engine decides
+# that from the card (app/engine/graph_capture.py), for rows and product alike.
 CUDA_GRAPHS_SINCE = date(2024, 5, 8)
 PREFILL = ("prefill_tokens_per_s",)
 SPEEDS = ("prefill_tokens_per_s", "decode_tokens_per_s")

@@ -1,0 +1,110 @@
+"""Today's llama.cpp runs a pre-Ampere NVIDIA card's CUDA decode without CUDA graphs
+(ggml-cuda: compute capability < GGML_CUDA_CC_AMPERE), so it pays the host kernel launches."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from app.engine import AcceleratorSpec, BuildSpec, Workload, estimate
+from app.engine.graph_capture import pre_ampere_nvidia
+from app.engine.runtime import PRE_CUDA_GRAPH_S_PER_LAYER
+from app.engine.specs import AcceleratorGroup
+
+from .shapes import LLAMA_3_8B
+
+# Test cards: catalogue-like figures; only the names differ between a pair.
+RTX_2080_TI = AcceleratorSpec(
+    "NVIDIA GeForce RTX 2080 Ti", 11, 616, 53.8, int8_tops=215.2, vendor="NVIDIA"
+)
+SAME_SPECS_AMPERE_NAME = dataclasses.replace(RTX_2080_TI, name="NVIDIA GeForce RTX 3080 Ti")
+RTX_3090 = AcceleratorSpec(
+    "NVIDIA GeForce RTX 3090", 24, 936, 71, int8_tops=284, vendor="NVIDIA"
+)
+V100 = AcceleratorSpec("NVIDIA Tesla V100 SXM2 32GB", 32, 900, 125, vendor="NVIDIA",
+                       memory_type="HBM2")
+V100_RENAMED = dataclasses.replace(V100, name="NVIDIA A100-like test card")
+TODAY = Workload(precision="q4_0", context_tokens=512, runtime="llama.cpp")
+
+
+def _step(acc: AcceleratorSpec, work: Workload = TODAY, name: str = "b") -> float:
+    result = estimate(BuildSpec(f"{name} {acc.name}", acc), LLAMA_3_8B, work)
+    assert result.throughput is not None
+    return 1.0 / result.throughput.decode_tokens_per_s
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "NVIDIA GeForce RTX 2080 Ti", "NVIDIA GeForce RTX 2060 SUPER", "NVIDIA GeForce GTX 1660 Ti",
+        "NVIDIA GeForce GTX 1080 Ti", "NVIDIA Quadro RTX 8000", "NVIDIA TITAN RTX",
+        "NVIDIA TITAN V",
+        "NVIDIA Tesla T4", "NVIDIA T4", "NVIDIA Tesla V100 SXM2", "NVIDIA Tesla P40",
+        "NVIDIA Tesla P100 PCIe", "NVIDIA Quadro P6000",
+    ],
+)
+def test_pre_ampere_names(name: str) -> None:
+    assert pre_ampere_nvidia(AcceleratorSpec(name, 16, 500, 30))
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "NVIDIA GeForce RTX 3090", "NVIDIA GeForce RTX 2050", "NVIDIA RTX 2000 Ada Generation",
+        "NVIDIA RTX A6000", "NVIDIA A100 80GB SXM4", "NVIDIA H100 PCIe 80GB", "NVIDIA L40S",
+        "NVIDIA GB10 Superchip (DGX Spark, 128 GB)", "AMD Radeon RX 7900 XTX", "Apple M4 Max",
+        "NVIDIA RTX PRO 6000 Blackwell Workstation Edition", "NVIDIA GeForce RTX 4070 Ti",
+    ],
+)
+def test_ampere_and_later_or_other_vendors_keep_graphs(name: str) -> None:
+    assert not pre_ampere_nvidia(AcceleratorSpec(name, 16, 500, 30))
+
+
+def test_llama_cpp_on_a_turing_card_pays_the_launch_cost_today() -> None:
+    extra = PRE_CUDA_GRAPH_S_PER_LAYER * LLAMA_3_8B.num_hidden_layers
+    # The same card under an Ampere name differs only by the launches.
+    assert _step(RTX_2080_TI) - _step(SAME_SPECS_AMPERE_NAME) == pytest.approx(extra, rel=1e-6)
+    # An old build's flag adds nothing more: the card already runs without graphs.
+    old = dataclasses.replace(TODAY, cuda_graphs=False)
+    assert _step(RTX_2080_TI, old) == pytest.approx(_step(RTX_2080_TI))
+    # A named CUDA backend is the default one; Vulkan has no ggml-cuda graphs to lose.
+    cuda = dataclasses.replace(TODAY, backend="cuda")
+    assert _step(RTX_2080_TI, cuda) == pytest.approx(_step(RTX_2080_TI))
+    vulkan = dataclasses.replace(TODAY, backend="vulkan")
+    assert _step(RTX_2080_TI, vulkan) == pytest.approx(_step(SAME_SPECS_AMPERE_NAME, vulkan))
+
+
+def test_an_ampere_card_keeps_graphs_unless_the_build_predates_them() -> None:
+    extra = PRE_CUDA_GRAPH_S_PER_LAYER * LLAMA_3_8B.num_hidden_layers
+    old = dataclasses.replace(TODAY, cuda_graphs=False)
+    assert _step(RTX_3090, old) - _step(RTX_3090) == pytest.approx(extra, rel=1e-6)
+
+
+def test_vllm_on_a_v100_is_unchanged() -> None:
+    # vLLM captures its own graphs on any card; the ggml-cuda rule does not apply.
+    vllm = dataclasses.replace(TODAY, runtime="vllm", precision="int4")
+    assert _step(V100, vllm) == pytest.approx(_step(V100_RENAMED, vllm))
+
+
+def test_a_mixed_build_led_by_a_pre_ampere_card_pays() -> None:
+    # A mixed build's decode fixed time is its first group's (estimate's single-kind base).
+    groups_old = (AcceleratorGroup(RTX_2080_TI, 1), AcceleratorGroup(RTX_3090, 1))
+    groups_new = (AcceleratorGroup(SAME_SPECS_AMPERE_NAME, 1), AcceleratorGroup(RTX_3090, 1))
+
+    def step(groups: tuple[AcceleratorGroup, ...], name: str) -> float:
+        result = estimate(BuildSpec.of_groups(name, groups), LLAMA_3_8B, TODAY)
+        assert result.throughput is not None
+        return 1.0 / result.throughput.decode_tokens_per_s
+
+    extra = PRE_CUDA_GRAPH_S_PER_LAYER * LLAMA_3_8B.num_hidden_layers
+    assert step(groups_old, "mix a") - step(groups_new, "mix b") == pytest.approx(extra, rel=1e-3)
+
+
+def test_the_estimate_states_the_missing_graphs() -> None:
+    def says(acc: AcceleratorSpec) -> bool:
+        result = estimate(BuildSpec(f"f {acc.name}", acc), LLAMA_3_8B, TODAY)
+        return any("without CUDA graphs" in f.message for f in result.findings)
+
+    assert says(RTX_2080_TI)
+    assert not says(SAME_SPECS_AMPERE_NAME)
