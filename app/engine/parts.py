@@ -42,7 +42,7 @@ from .parts_text import (
     parts_verdict,
     placement_of,
 )
-from .prep import GB, GIB
+from .prep import GB, GIB, launch_s_without_graphs
 from .prepared import Prepared
 from .results import CardShare, Estimate, Throughput
 from .runtime import LINK_EFFICIENCY, LINK_LATENCY_US, RUNTIMES
@@ -208,7 +208,12 @@ def with_parts(
     # estimate has the same split shape); GPU -> CPU -> GPU for every offloaded layer.
     comm = base_t.decode_communication_s if base_t else max(card_hops, 0) * hop_s
     comm += (2 * len(cpu_moe) + (2 if cpu_layers else 0)) * hop_s
-    fixed = base_t.decode_fixed_s if base_t else p.fixed_pass_s + p.runtime.fixed_s_per_step
+    # No base estimate (the model spills into RAM): the per-step costs the base would carry,
+    # kernel launches without CUDA graphs included (prep.launch_s_without_graphs).
+    fixed = base_t.decode_fixed_s if base_t else (
+        p.fixed_pass_s + p.runtime.fixed_s_per_step
+        + launch_s_without_graphs(p.runtime, build, model, workload)
+    )
     compute = compute_s(base_t, cards, split, p)
     memory_s = decode_gpu + decode_ram
     step = max(memory_s, compute) + comm + fixed

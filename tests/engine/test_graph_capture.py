@@ -7,12 +7,12 @@ import dataclasses
 
 import pytest
 
-from app.engine import AcceleratorSpec, BuildSpec, Workload, estimate
+from app.engine import AcceleratorSpec, BuildSpec, HostSpec, Workload, estimate
 from app.engine.graph_capture import pre_ampere_nvidia
 from app.engine.runtime import PRE_CUDA_GRAPH_S_PER_LAYER
 from app.engine.specs import AcceleratorGroup
 
-from .shapes import LLAMA_3_8B
+from .shapes import LLAMA_3_8B, LLAMA_3_70B
 
 # Test cards: catalogue-like figures; only the names differ between a pair.
 RTX_2080_TI = AcceleratorSpec(
@@ -108,3 +108,19 @@ def test_the_estimate_states_the_missing_graphs() -> None:
 
     assert says(RTX_2080_TI)
     assert not says(SAME_SPECS_AMPERE_NAME)
+
+
+def test_an_offloaded_run_on_a_turing_card_pays_the_launch_cost_too() -> None:
+    # Llama 3 70B Q4 does not fit an 11 GB card: most layers stay in RAM, and the step still
+    # launches every layer's kernels from the host (no base estimate carries the cost here).
+    host = HostSpec("test desktop", 8, 128, 80.0)
+    extra = PRE_CUDA_GRAPH_S_PER_LAYER * LLAMA_3_70B.num_hidden_layers
+
+    def step(acc: AcceleratorSpec) -> float:
+        build = BuildSpec(f"offload {acc.name}", acc, host=host)
+        result = estimate(build, LLAMA_3_70B, dataclasses.replace(TODAY, precision="q4_k_m"))
+        assert result.throughput is not None and result.placement is not None
+        assert result.placement.cpu_layers > 0
+        return 1.0 / result.throughput.decode_tokens_per_s
+
+    assert step(RTX_2080_TI) - step(SAME_SPECS_AMPERE_NAME) == pytest.approx(extra, rel=1e-6)
