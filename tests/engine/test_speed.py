@@ -85,13 +85,10 @@ def test_short_prompts_packed_into_one_pass_share_its_weight_reads_and_fixed_cos
     assert alone.packed_prefill_s is None
 
 
-def test_routed_experts_prefill_at_their_own_share(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_routed_experts_prefill_at_their_own_share(calibration) -> None:
     # Halving the routed-expert share doubles only the routed-expert part of a MoE prompt's
     # compute; a dense model's prefill does not change.
-    from types import MappingProxyType
-
     from app.engine import runtime
-    from app.engine.plan import clear_prepared
     from app.engine.prep import accelerator_class
 
     build = BuildSpec("8x H200", H200, 1, 8, IntraNodeLink("nvswitch", 450))
@@ -99,17 +96,11 @@ def test_routed_experts_prefill_at_their_own_share(monkeypatch: pytest.MonkeyPat
 
     def ttft(model_config: dict, routed: float | None) -> float:
         eff = runtime.Efficiency(0.8, 0.5, 0.3, 4e-6, routed)
-        table = MappingProxyType({("vllm", accelerator_class(H200)): eff})
-        monkeypatch.setattr(runtime, "CALIBRATION", table)
-        clear_prepared()
+        calibration({("vllm", accelerator_class(H200)): eff})
         return estimate(build, spec(model_config), w).throughput.time_to_first_token_s
 
-    try:
-        assert ttft(DEEPSEEK_V3, 0.25) > ttft(DEEPSEEK_V3, 0.5) > ttft(DEEPSEEK_V3, None) * 0.999
-        assert ttft(LLAMA_70B, 0.25) == ttft(LLAMA_70B, None)
-    finally:
-        monkeypatch.undo()
-        clear_prepared()
+    assert ttft(DEEPSEEK_V3, 0.25) > ttft(DEEPSEEK_V3, 0.5) > ttft(DEEPSEEK_V3, None) * 0.999
+    assert ttft(LLAMA_70B, 0.25) == ttft(LLAMA_70B, None)
 
 
 def test_batching_raises_aggregate_and_moves_bottleneck_to_compute():
@@ -281,15 +272,13 @@ def test_prefill_after_cached_context_attends_to_it_up_to_the_window() -> None:
 
 
 def test_a_foreign_kernel_backend_takes_its_own_prefill_shares(
-    monkeypatch: pytest.MonkeyPatch,
+    calibration,
 ) -> None:
     # Vulkan on an NVIDIA card reads the (llama.cpp, class, vulkan) entry; CUDA, the card's
     # native backend, and an unnamed backend read the device class's.
     from dataclasses import replace
-    from types import MappingProxyType
 
     from app.engine import runtime
-    from app.engine.plan import clear_prepared
     from app.engine.prep import accelerator_class
 
     card = replace(RTX4090, vendor="NVIDIA")
@@ -297,27 +286,22 @@ def test_a_foreign_kernel_backend_takes_its_own_prefill_shares(
     native = runtime.Efficiency(0.8, 0.4, 0.2, 8e-6, None)
     vulkan = runtime.Efficiency(0.8, 0.1, 0.2, 8e-6, None)
     table = {("llama.cpp", kind): native, ("llama.cpp", kind, "vulkan"): vulkan}
-    monkeypatch.setattr(runtime, "CALIBRATION", MappingProxyType(table))
-    clear_prepared()
-    try:
-        base = Workload(precision="q4_0", runtime="llama.cpp", prompt_tokens=4096,
-                        context_tokens=4200)
+    calibration(table)
+    base = Workload(precision="q4_0", runtime="llama.cpp", prompt_tokens=4096,
+                    context_tokens=4200)
 
-        def ttft(backend: str | None) -> float:
-            work = replace(base, backend=backend)
-            result = estimate(BuildSpec("c", card), spec(LLAMA_8B), work)
-            return result.throughput.time_to_first_token_s
+    def ttft(backend: str | None) -> float:
+        work = replace(base, backend=backend)
+        result = estimate(BuildSpec("c", card), spec(LLAMA_8B), work)
+        return result.throughput.time_to_first_token_s
 
-        assert ttft(None) == ttft("cuda")
-        assert ttft("vulkan") > 3 * ttft(None)  # a quarter of the compute share
-        # vLLM has one kernel stack: a backend name changes nothing.
-        vllm = replace(base, runtime="vllm", precision="bf16")
-        plain = estimate(BuildSpec("c", card), spec(LLAMA_8B), vllm).throughput
-        named = estimate(BuildSpec("c", card), spec(LLAMA_8B), replace(vllm, backend="vulkan"))
-        assert named.throughput.time_to_first_token_s == plain.time_to_first_token_s
-    finally:
-        monkeypatch.undo()
-        clear_prepared()
+    assert ttft(None) == ttft("cuda")
+    assert ttft("vulkan") > 3 * ttft(None)  # a quarter of the compute share
+    # vLLM has one kernel stack: a backend name changes nothing.
+    vllm = replace(base, runtime="vllm", precision="bf16")
+    plain = estimate(BuildSpec("c", card), spec(LLAMA_8B), vllm).throughput
+    named = estimate(BuildSpec("c", card), spec(LLAMA_8B), replace(vllm, backend="vulkan"))
+    assert named.throughput.time_to_first_token_s == plain.time_to_first_token_s
 
 
 def test_llama_cpp_builds_before_cuda_graphs_pay_their_kernel_launches():
@@ -338,15 +322,13 @@ def test_llama_cpp_builds_before_cuda_graphs_pay_their_kernel_launches():
     assert a.throughput.decode_tokens_per_s == pytest.approx(b.throughput.decode_tokens_per_s)
 
 
-def test_bf16_weights_on_vulkan_run_the_scalar_fp32_path(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_bf16_weights_on_vulkan_run_the_scalar_fp32_path(calibration) -> None:
     # ggml-vulkan builds its BF16 matmuls from the FP32 shader unless the device has bf16
     # cooperative matrices (precision.BF16_SCALAR_BACKENDS): half the 16-bit rate; FP16
     # weights, and BF16 on the native backend, keep the 16-bit rate.
     from dataclasses import replace
-    from types import MappingProxyType
 
     from app.engine import runtime
-    from app.engine.plan import clear_prepared
     from app.engine.precision import PRECISIONS, gemm_compute
     from app.engine.prep import accelerator_class
 
@@ -357,62 +339,50 @@ def test_bf16_weights_on_vulkan_run_the_scalar_fp32_path(monkeypatch: pytest.Mon
     kind = accelerator_class(card)
     same = runtime.Efficiency(0.8, 0.4, 0.2, 8e-6, None)  # one share: only the rate differs
     table = {("llama.cpp", kind): same, ("llama.cpp", kind, "vulkan"): same}
-    monkeypatch.setattr(runtime, "CALIBRATION", MappingProxyType(table))
-    clear_prepared()
-    try:
-        base = Workload(precision="bf16", runtime="llama.cpp", prompt_tokens=4096,
-                        context_tokens=4200)
+    calibration(table)
+    base = Workload(precision="bf16", runtime="llama.cpp", prompt_tokens=4096,
+                    context_tokens=4200)
 
-        def ttft(precision: str, backend: str | None) -> float:
-            work = replace(base, precision=precision, backend=backend)
-            result = estimate(BuildSpec("c", card), spec(LLAMA_8B), work)
-            return result.throughput.time_to_first_token_s
+    def ttft(precision: str, backend: str | None) -> float:
+        work = replace(base, precision=precision, backend=backend)
+        result = estimate(BuildSpec("c", card), spec(LLAMA_8B), work)
+        return result.throughput.time_to_first_token_s
 
-        assert ttft("fp16", "vulkan") == ttft("fp16", None) == ttft("bf16", None)
-        # The weight GEMMs take twice as long; attention and fixed costs do not change.
-        assert 1.5 * ttft("bf16", None) < ttft("bf16", "vulkan") < 2.0 * ttft("bf16", None)
-    finally:
-        monkeypatch.undo()
-        clear_prepared()
+    assert ttft("fp16", "vulkan") == ttft("fp16", None) == ttft("bf16", None)
+    # The weight GEMMs take twice as long; attention and fixed costs do not change.
+    assert 1.5 * ttft("bf16", None) < ttft("bf16", "vulkan") < 2.0 * ttft("bf16", None)
 
 
 def test_llama_cpp_prompts_without_flash_attention_move_their_scores_through_memory(
-    monkeypatch: pytest.MonkeyPatch,
+    calibration,
 ) -> None:
     # Without flash attention ggml writes each layer's K*Q scores in F32, softmaxes them in
     # place and reads them back (speed.UNFUSED_SCORE_BYTES = 16 a score): a prompt of n tokens
     # moves 16 x heads x layers x n^2/2 bytes more. vLLM's kernels are fused: no change there.
     from dataclasses import replace
-    from types import MappingProxyType
 
     from app.engine import runtime
-    from app.engine.plan import clear_prepared
     from app.engine.prep import accelerator_class
 
     kind = accelerator_class(RTX4090)
     share = runtime.Efficiency(0.8, 0.4, 0.2, 8e-6, None)
     table = {("llama.cpp", kind): share, ("vllm", kind): share}
-    monkeypatch.setattr(runtime, "CALIBRATION", MappingProxyType(table))
-    clear_prepared()
-    try:
-        n = 8192
-        fused = Workload(precision="q4_0", runtime="llama.cpp", prompt_tokens=n, context_tokens=n)
+    calibration(table)
+    n = 8192
+    fused = Workload(precision="q4_0", runtime="llama.cpp", prompt_tokens=n, context_tokens=n)
 
-        def prefill_s(work: Workload) -> float:
-            result = estimate(BuildSpec("1x 4090", RTX4090), LLAMA_3_8B, work).throughput
-            assert result is not None
-            return n / result.prefill_tokens_per_s
+    def prefill_s(work: Workload) -> float:
+        result = estimate(BuildSpec("1x 4090", RTX4090), LLAMA_3_8B, work).throughput
+        assert result is not None
+        return n / result.prefill_tokens_per_s
 
-        unfused = replace(fused, flash_attention=False)
-        model = LLAMA_3_8B
-        scores = model.num_attention_heads * model.num_hidden_layers * n * n / 2.0
-        extra = 16.0 * scores / (RTX4090.memory_bandwidth_gbs * 1e9 * 0.8)
-        assert prefill_s(unfused) - prefill_s(fused) == pytest.approx(extra, rel=1e-6)
-        vllm = replace(fused, runtime="vllm", precision="int4")
-        assert prefill_s(replace(vllm, flash_attention=False)) == pytest.approx(prefill_s(vllm))
-    finally:
-        monkeypatch.undo()
-        clear_prepared()
+    unfused = replace(fused, flash_attention=False)
+    model = LLAMA_3_8B
+    scores = model.num_attention_heads * model.num_hidden_layers * n * n / 2.0
+    extra = 16.0 * scores / (RTX4090.memory_bandwidth_gbs * 1e9 * 0.8)
+    assert prefill_s(unfused) - prefill_s(fused) == pytest.approx(extra, rel=1e-6)
+    vllm = replace(fused, runtime="vllm", precision="int4")
+    assert prefill_s(replace(vllm, flash_attention=False)) == pytest.approx(prefill_s(vllm))
 
 
 def test_llama_cpp_decode_without_flash_attention_reads_the_cache_once_per_query_head():
