@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 
 from app.engine import RUNTIMES, AcceleratorSpec, BuildSpec, Workload, estimate
-from app.engine.prepared import prepare
 from app.engine.precision import PRECISIONS, mmvq_ops_per_byte
 from app.engine.prep import cuda_issue_rate, mmvq_s_per_byte
+from app.engine.prepared import prepare
 from app.engine.runtime import MMVQ_ISSUE_EFFICIENCY, MMVQ_MAX_BATCH
 from app.engine.speed import DecodeModel
 
@@ -53,9 +53,8 @@ def test_the_issue_term_applies_to_llama_cpp_cuda_only():
     build = BuildSpec("p40", P40)
     q2k = PRECISIONS["q2_k"]
     cuda = mmvq_s_per_byte(LLAMA, build, q2k, Workload(precision="q2_k", runtime="llama.cpp"))
-    assert cuda[0] == pytest.approx(
-        mmvq_ops_per_byte(q2k)[0] / (47e12 / 8 * MMVQ_ISSUE_EFFICIENCY)
-    )
+    per_op = 1.0 / (47e12 / 8 * MMVQ_ISSUE_EFFICIENCY)
+    assert cuda == (pytest.approx(mmvq_ops_per_byte(q2k)[0] * per_op),) * 2
     vulkan = Workload(precision="q2_k", runtime="llama.cpp", backend="vulkan")
     assert mmvq_s_per_byte(LLAMA, build, q2k, vulkan) == (0.0, 0.0)
     vllm = Workload(precision="q2_k", runtime="vllm")
