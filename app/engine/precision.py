@@ -117,62 +117,6 @@ _ALL = (
 
 PRECISIONS: MappingProxyType[str, Precision] = MappingProxyType({p.name: p for p in _ALL})
 
-# ggml-cuda's batch-1 quantized mat-vec (MMVQ, mmvq.cu) dot products, one thread's source-level
-# operations per weight of each ggml block type (ggml-org/llama.cpp ggml/src/ggml-cuda/vecdotq.cuh,
-# vec_dot_<type>_q8_1 and its _impl_mmvq): weight, scale and activation loads (get_int_b2 = two
-# 16-bit loads, a shift and an or), integer unpacking (shifts, masks, __vsubss4 counted as 4: no
-# native SIMD subtract since Maxwell), dp4a products, int->float conversions and float multiply-
-# adds, divided by the weights one call covers; index arithmetic is left out for every type.
-# E.g. Q2_K: one call covers 16 weights (one int of 2-bit planes against four q8_1 blocks, four
-# dp4a for the quants and four more for the block minimums, four scale bytes unpacked) = 82
-# operations; Q4_0: 16 weights, 4 dp4a, 32 operations (docs/engine.md section 5 lists them all).
-# An estimate: the compiler's instruction count differs, the ratios between types are the point.
-MMVQ_OPS_PER_WEIGHT: MappingProxyType[str, float] = MappingProxyType(
-    {
-        "q4_0": 32 / 16,
-        "q4_1": 28 / 16,
-        "q8_0": 20 / 8,
-        "q2_k": 82 / 16,
-        "q3_k": 141 / 16,
-        "q4_k": 54 / 16,
-        "q5_k": 72 / 16,
-        "q6_k": 48 / 8,
-        "iq1_s": 72 / 32,
-        "mxfp4": 58 / 16,
-    }
-)
-# Bits per weight of each pure block (ggml-common.h): the operations above per byte of weights.
-_BLOCK_BITS: MappingProxyType[str, float] = MappingProxyType(
-    {
-        "q4_0": 4.5, "q4_1": 5.0, "q8_0": 8.5, "q2_k": 2.625, "q3_k": 3.4375, "q4_k": 4.5,
-        "q5_k": 5.5, "q6_k": 6.5625, "iq1_s": 1.5625, "mxfp4": 4.25,
-    }
-)
-# The block type that holds most of a GGUF precision's weights (a K_M / K_S mix keeps a few
-# tensors at a higher type; its file bytes are costed at the main type's rate), and the routed
-# experts' type where it differs (mxfp4-f16: MXFP4 experts, the rest F16, which MMVQ does not run).
-_MMVQ_BLOCK: MappingProxyType[str, tuple[str | None, str | None]] = MappingProxyType(
-    {
-        "q4_0": ("q4_0", "q4_0"), "q4_1": ("q4_1", "q4_1"), "q8_0": ("q8_0", "q8_0"),
-        "q2_k": ("q2_k", "q2_k"), "q3_k_s": ("q3_k", "q3_k"), "q3_k_m": ("q3_k", "q3_k"),
-        "q4_k_m": ("q4_k", "q4_k"), "q5_k_s": ("q5_k", "q5_k"), "q5_k_m": ("q5_k", "q5_k"),
-        "q6_k": ("q6_k", "q6_k"), "iq1_s": ("iq1_s", "iq1_s"), "mxfp4": ("mxfp4", "mxfp4"),
-        "mxfp4-f16": (None, "mxfp4"),
-    }
-)
-
-
-def mmvq_ops_per_byte(precision: Precision) -> tuple[float, float]:
-    """(non-expert, routed-expert) MMVQ operations per byte of weights read for a precision
-    (MMVQ_OPS_PER_WEIGHT over its block's bytes per weight); 0 where MMVQ does not run it."""
-    main, experts = _MMVQ_BLOCK.get(precision.name, (None, None))
-    return _ops_per_byte(main), _ops_per_byte(experts)
-
-
-def _ops_per_byte(block: str | None) -> float:
-    return 0.0 if block is None else MMVQ_OPS_PER_WEIGHT[block] * 8.0 / _BLOCK_BITS[block]
-
-
 # Kernel backends whose BF16 weight GEMMs run a scalar FP32 shader: ggml-vulkan builds
 # matmul_bf16 / matmul_id_bf16 "reusing CREATE_MM from the fp32 path" with scalar tiles unless the
 # device reports bf16 cooperative matrices (ggml-org/llama.cpp ggml/src/ggml-vulkan/ggml-vulkan.cpp,

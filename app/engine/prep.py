@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from .graph_capture import cuda_without_graphs
-from .precision import PRECISIONS, Precision, gemm_compute, mmvq_ops_per_byte
+from .precision import PRECISIONS, Precision, gemm_compute
 from .runtime import (
     LINK_DEFAULT_GBS,
     LINK_LATENCY_US,
     MLA_FIXED_S_PER_LAYER,
-    MMVQ_ISSUE_EFFICIENCY,
     PRE_CUDA_GRAPH_S_PER_LAYER,
     Efficiency,
     RuntimeProfile,
@@ -88,47 +87,6 @@ def matmul_compute(
 def matmul_peak(rt: RuntimeProfile, acc: AcceleratorSpec, precision: Precision) -> float:
     """Dense rate (FLOP/s) of a card's weight matmuls for this runtime and precision."""
     return card_peak_flops(acc, matmul_compute(rt, acc, precision))[0]
-
-
-# Thread instructions an NVIDIA SM issues per clock: four schedulers of one warp instruction (32
-# threads) each, Pascal to Blackwell (CUDA C Programming Guide, compute capabilities).
-ISSUE_LANES_PER_SM_CLOCK = 128
-# The catalogue has no SM count or clock, but two of its figures are fixed multiples of SMs x
-# clock: dp4a's int8 rate on a slow_fp16 Pascal card is 128 lanes x 4 products x 2 ops (P40: 47
-# TOPS = 30 SMs x 1.53 GHz x 1024), and the GeForce FP16 tensor figure with FP32 accumulate is 512
-# FLOP per SM per clock on Turing to Blackwell (RTX 3090: 82 x 1.695 GHz x 512 = 71 TFLOPS; RTX
-# 4090: 128 x 2.52 x 512 = 165; RTX 5090: 170 x 2.41 x 512 = 209.5; GB10: 48 x 2.55 x 512 = 62.7).
-DP4A_OPS_PER_ISSUE_LANE = 8.0
-GEFORCE_FP16_FLOP_PER_ISSUE_LANE = 4.0
-
-
-def cuda_issue_rate(acc: AcceleratorSpec) -> float | None:
-    """Thread instructions per second the card's CUDA cores issue (SMs x clock x 128), from the
-    catalogue figures that are fixed multiples of it; None where none is (datacenter and
-    workstation tensor rates per SM differ by generation; non-NVIDIA devices)."""
-    if slow_fp16(acc) and acc.int8_tops:
-        return acc.int8_tops * 1e12 / DP4A_OPS_PER_ISSUE_LANE
-    if half_rate_fp32_accumulate(acc) and native_backend(acc) == "cuda":
-        return acc.fp16_tflops * 1e12 / GEFORCE_FP16_FLOP_PER_ISSUE_LANE
-    return None
-
-
-def mmvq_s_per_byte(
-    rt: RuntimeProfile, build: BuildSpec, precision: Precision, workload: Workload
-) -> tuple[float, float]:
-    """(non-expert, routed-expert) seconds of ggml-cuda MMVQ instruction issue per byte of
-    weights a decode pass reads: the format's operations per byte (precision.MMVQ_OPS_PER_WEIGHT)
-    over the card's issue rate times MMVQ_ISSUE_EFFICIENCY. (0, 0) off llama.cpp's CUDA backend
-    or where the catalogue gives no issue rate (cuda_issue_rate)."""
-    acc = build.accelerator
-    if not rt.ggml_layout or foreign_backend(rt, build, workload) is not None:
-        return 0.0, 0.0
-    rate = cuda_issue_rate(acc)
-    if rate is None:
-        return 0.0, 0.0
-    main, experts = mmvq_ops_per_byte(precision)
-    per_op = 1.0 / (rate * MMVQ_ISSUE_EFFICIENCY)
-    return main * per_op, experts * per_op
 
 
 _HALF_RATE_CACHE: dict[str, bool] = {}

@@ -189,16 +189,6 @@ MOE_FIXED_S_PER_LAYER = MOE_FIXED_S_PER_LAYER_VLLM
 # (H100 PCIe) per layer; their mean, an estimate, per layer of such builds (docs/engine.md 5).
 PRE_CUDA_GRAPH_S_PER_LAYER = 22e-6
 
-# Achieved share of the CUDA cores' instruction-issue rate in ggml-cuda's batch-1 MMVQ kernels
-# (prep.mmvq_s_per_op): each thread's short dependent chain of loads, unpacking and dp4a leaves
-# most issue slots idle. An estimate from the only rows where the issue time binds, PR #4766's
-# Llama 2 7B Q2_K and Q3_K_S tg128 on a Tesla P40 and an RTX 3090 (docs/engine.md section 5): the
-# value minimising their summed |log error|; so those rows are not independent evidence for it.
-MMVQ_ISSUE_EFFICIENCY = 0.32
-# ggml-cuda runs a quantized matmul as MMVQ up to this many columns (mmvq.cuh
-# MMVQ_MAX_BATCH_SIZE), as MMQ tiles beyond, whose unpacking is shared by a tile of columns.
-MMVQ_MAX_BATCH = 8
-
 # Fixed time per decode forward pass of one multi-head-latent-attention layer (DeepSeek-V3,
 # Kimi K2), beyond its bytes: absorbed MLA runs q_a/q_b/kv_a projections, two extra norms,
 # RoPE on the decoupled key, two per-head absorption BMMs and a latent-attention kernel, with

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from .mmvq import mmvq_pass_s, mmvq_s_per_byte
 from .model_shape import distinct_experts
 from .plan import Prepared, kv_share, kv_tokens_weighted
 from .prep import (
@@ -13,18 +14,11 @@ from .prep import (
     link_for,
     matmul_compute,
     matmul_peak,
-    mmvq_s_per_byte,
     prefill_efficiency,
     prefill_peak_flops,
 )
 from .results import Throughput, bottleneck_name, fill_throughput
-from .runtime import (
-    LINK_DEFAULT_GBS,
-    LINK_EFFICIENCY,
-    LINK_LATENCY_US,
-    MMVQ_MAX_BATCH,
-    Efficiency,
-)
+from .runtime import LINK_DEFAULT_GBS, LINK_EFFICIENCY, LINK_LATENCY_US, Efficiency
 from .specs import BuildSpec, ModelSpec, Workload
 
 ACTIVATION_BYTES = 2.0  # hidden states cross links in 16-bit
@@ -54,7 +48,7 @@ class DecodeModel:
     __slots__ = (
         "bw", "flops", "nonexpert", "expert", "moe_layers", "n_experts", "top_k", "kv_per_seq",
         "flops_per_token", "tp", "pp", "comm_fixed", "comm_per_token", "fixed", "hop_fixed",
-        "hop_per_token", "mmvq_nonexpert", "mmvq_expert",
+        "hop_per_token", "mmvq",
     )
 
     def __init__(
@@ -77,10 +71,7 @@ class DecodeModel:
         self.kv_per_seq, self.flops_per_token, decode_compute, fixed = known
         self.fixed = fixed + launch_s_without_graphs(p.runtime, build, model, workload)
         self.flops = peak * decode_compute * tp
-        # Issue time of ggml-cuda's quantized mat-vec kernels per weight byte (0 off that path),
-        # spread over the tp ranks like the bytes.
-        ne, ex = mmvq_s_per_byte(p.runtime, build, p.precision, workload)
-        self.mmvq_nonexpert, self.mmvq_expert = ne / tp, ex / tp
+        self.mmvq = mmvq_s_per_byte(p.runtime, build, p.precision, workload, tp)  # 0 off MMVQ
         layers = model.num_hidden_layers
         if tp > 1:
             link_bw, link_lat, _ = link_for(build, tp)
@@ -103,18 +94,13 @@ class DecodeModel:
     def parts(self, batch: float) -> tuple[float, float, float, float]:
         """(memory, compute, communication, fixed) seconds for one pass of `batch` sequences."""
         weights = self.nonexpert
-        routed = 0.0
         if self.moe_layers:
             used = distinct_experts(self.n_experts, self.top_k, batch)
-            routed = self.moe_layers * used * self.expert
-            weights += routed
+            weights += self.moe_layers * used * self.expert
         mem = (weights + batch * self.kv_per_seq) / self.bw
         comp = batch * self.flops_per_token / self.flops
-        if batch <= MMVQ_MAX_BATCH and (self.mmvq_nonexpert or self.mmvq_expert):
-            # MMVQ's unpacking and dp4a chain per weight, paid once per pass (its columns share
-            # the unpacked weights): overlapped with the loads, so max()-ed like the FLOPs.
-            issue = self.nonexpert * self.mmvq_nonexpert + routed * self.mmvq_expert
-            comp = max(comp, issue)
+        if self.mmvq[0] or self.mmvq[1]:  # overlapped with the loads: max()-ed like the FLOPs
+            comp = max(comp, mmvq_pass_s(self.mmvq, batch, self.nonexpert, weights))
         comm = self.comm_fixed + batch * self.comm_per_token + self.hop_fixed
         comm += batch * self.hop_per_token
         return mem, comp, comm, self.fixed

@@ -7,10 +7,15 @@ from __future__ import annotations
 import pytest
 
 from app.engine import RUNTIMES, AcceleratorSpec, BuildSpec, Workload, estimate
-from app.engine.precision import PRECISIONS, mmvq_ops_per_byte
-from app.engine.prep import cuda_issue_rate, mmvq_s_per_byte
+from app.engine.mmvq import (
+    MMVQ_ISSUE_EFFICIENCY,
+    MMVQ_MAX_BATCH,
+    cuda_issue_rate,
+    mmvq_ops_per_byte,
+    mmvq_s_per_byte,
+)
+from app.engine.precision import PRECISIONS
 from app.engine.prepared import prepare
-from app.engine.runtime import MMVQ_ISSUE_EFFICIENCY, MMVQ_MAX_BATCH
 from app.engine.speed import DecodeModel
 
 from .shapes import H100, LLAMA_3_8B, M2_ULTRA
