@@ -93,10 +93,10 @@ def mmvq_s_per_byte(
     pass reads, the bytes spread over `tp` ranks: operations per byte over the card's issue rate
     times MMVQ_ISSUE_EFFICIENCY. (0, 0) off llama.cpp's CUDA backend or where the catalogue gives
     no issue rate (cuda_issue_rate)."""
-    if not rt.ggml_layout or foreign_backend(rt, build, workload) is not None:
+    if not rt.ggml_layout or precision.name not in _MMVQ_BLOCK:
         return 0.0, 0.0
     rate = cuda_issue_rate(build.accelerator)
-    if rate is None:
+    if rate is None or foreign_backend(rt, build, workload) is not None:
         return 0.0, 0.0
     main, experts = mmvq_ops_per_byte(precision)
     per_op = 1.0 / (rate * MMVQ_ISSUE_EFFICIENCY * tp)
