@@ -20,8 +20,10 @@ _BASE_ASSUMPTIONS = (
     "bytes); every figure is shown in GB = 1e9 bytes; bandwidths per direction",
     "Fit is judged per accelerator with whole layers per pipeline stage; memory that is not "
     "pooled is never summed",
-    "Decode step = max(bytes read / (bandwidth x efficiency), FLOPs / (peak x efficiency)) "
-    "+ all-reduce and pipeline-hop time + fixed per-layer and per-step costs",
+    "Decode step = max(bytes read / (bandwidth x efficiency), FLOPs / (peak x efficiency), "
+    "for llama.cpp's CUDA mat-vec kernels up to 8 sequences their unpacking and dp4a "
+    "instructions per weight format / the cores' issue rate) + all-reduce and pipeline-hop "
+    "time + fixed per-layer and per-step costs",
     "MoE decode reads E x (1 - (1 - k/E)^batch) distinct experts per layer (uniform routing)",
     f"Each MoE layer adds {MOE_FIXED_S_PER_LAYER_VLLM * 1e6:g} µs (vLLM/SGLang/TensorRT-LLM) "
     f"or {MOE_FIXED_S_PER_LAYER_LLAMA_CPP * 1e6:g} µs (llama.cpp/Ollama/MLX) and each MLA layer "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from .mmvq import mmvq_pass_s, mmvq_s_per_byte
 from .model_shape import distinct_experts
 from .plan import Prepared, kv_share, kv_tokens_weighted
 from .prep import (
@@ -47,7 +48,7 @@ class DecodeModel:
     __slots__ = (
         "bw", "flops", "nonexpert", "expert", "moe_layers", "n_experts", "top_k", "kv_per_seq",
         "flops_per_token", "tp", "pp", "comm_fixed", "comm_per_token", "fixed", "hop_fixed",
-        "hop_per_token",
+        "hop_per_token", "mmvq",
     )
 
     def __init__(
@@ -70,6 +71,7 @@ class DecodeModel:
         self.kv_per_seq, self.flops_per_token, decode_compute, fixed = known
         self.fixed = fixed + launch_s_without_graphs(p.runtime, build, model, workload)
         self.flops = peak * decode_compute * tp
+        self.mmvq = mmvq_s_per_byte(p.runtime, build, p.precision, workload, tp)  # 0 off MMVQ
         layers = model.num_hidden_layers
         if tp > 1:
             link_bw, link_lat, _ = link_for(build, tp)
@@ -97,6 +99,8 @@ class DecodeModel:
             weights += self.moe_layers * used * self.expert
         mem = (weights + batch * self.kv_per_seq) / self.bw
         comp = batch * self.flops_per_token / self.flops
+        if self.mmvq[0] or self.mmvq[1]:  # overlapped with the loads: max()-ed like the FLOPs
+            comp = max(comp, mmvq_pass_s(self.mmvq, batch, self.nonexpert, weights))
         comm = self.comm_fixed + batch * self.comm_per_token + self.hop_fixed
         comm += batch * self.hop_per_token
         return mem, comp, comm, self.fixed

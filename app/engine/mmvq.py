@@ -1,0 +1,114 @@
+"""Instruction-issue time of llama.cpp's CUDA batch-1 quantized mat-vec kernels (ggml-cuda MMVQ):
+operations per weight by block format, over the CUDA cores' issue rate (docs/engine.md 5)."""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+
+from .precision import Precision
+from .prep import foreign_backend, half_rate_fp32_accumulate, native_backend, slow_fp16
+from .runtime import RuntimeProfile
+from .specs import AcceleratorSpec, BuildSpec, Workload
+
+# ggml-cuda's MMVQ (mmvq.cu) dot products, one thread's source-level operations per weight of each
+# ggml block type (ggml-org/llama.cpp ggml/src/ggml-cuda/vecdotq.cuh, vec_dot_<type>_q8_1 and its
+# _impl_mmvq): weight, scale and activation loads (get_int_b2 = two 16-bit loads, a shift and an
+# or), integer unpacking (shifts, masks, __vsubss4 counted as 4: no native SIMD subtract since
+# Maxwell), dp4a products, int->float conversions and float multiply-adds, divided by the weights
+# one call covers; index arithmetic is left out for every type. E.g. Q2_K: one call covers 16
+# weights (one int of 2-bit planes against four q8_1 blocks, four dp4a for the quants and four for
+# the block minimums, four scale bytes unpacked) = 82 operations; Q4_0: 16 weights, 4 dp4a, 32.
+# An estimate: the compiler's instruction count differs, the ratios between types are the point.
+MMVQ_OPS_PER_WEIGHT: MappingProxyType[str, float] = MappingProxyType(
+    {
+        "q4_0": 32 / 16, "q4_1": 28 / 16, "q8_0": 20 / 8, "q2_k": 82 / 16, "q3_k": 141 / 16,
+        "q4_k": 54 / 16, "q5_k": 72 / 16, "q6_k": 48 / 8, "iq1_s": 72 / 32, "mxfp4": 58 / 16,
+    }
+)
+# Bits per weight of each pure block (ggml-common.h): the operations above per byte of weights.
+_BLOCK_BITS: MappingProxyType[str, float] = MappingProxyType(
+    {
+        "q4_0": 4.5, "q4_1": 5.0, "q8_0": 8.5, "q2_k": 2.625, "q3_k": 3.4375, "q4_k": 4.5,
+        "q5_k": 5.5, "q6_k": 6.5625, "iq1_s": 1.5625, "mxfp4": 4.25,
+    }
+)
+# The block type that holds most of a GGUF precision's weights (a K_M / K_S mix keeps a few
+# tensors at a higher type; its file bytes are costed at the main type's rate), and the routed
+# experts' type where it differs (mxfp4-f16: MXFP4 experts, the rest F16, which MMVQ does not run).
+_MMVQ_BLOCK: MappingProxyType[str, tuple[str | None, str | None]] = MappingProxyType(
+    {
+        "q4_0": ("q4_0", "q4_0"), "q4_1": ("q4_1", "q4_1"), "q8_0": ("q8_0", "q8_0"),
+        "q2_k": ("q2_k", "q2_k"), "q3_k_s": ("q3_k", "q3_k"), "q3_k_m": ("q3_k", "q3_k"),
+        "q4_k_m": ("q4_k", "q4_k"), "q5_k_s": ("q5_k", "q5_k"), "q5_k_m": ("q5_k", "q5_k"),
+        "q6_k": ("q6_k", "q6_k"), "iq1_s": ("iq1_s", "iq1_s"), "mxfp4": ("mxfp4", "mxfp4"),
+        "mxfp4-f16": (None, "mxfp4"),
+    }
+)
+
+# Achieved share of the issue rate in MMVQ (each thread's short dependent chain of loads,
+# unpacking and dp4a leaves most issue slots idle). The one fitted number: the median of the
+# values the only rows where the issue time binds would each need, PR #4766's Llama 2 7B Q2_K
+# and Q3_K_S tg128 on a Tesla P40 and an RTX 3090 (docs/engine.md 5); so those four rows are not
+# independent evidence for it.
+MMVQ_ISSUE_EFFICIENCY = 0.32
+# ggml-cuda runs a quantized matmul as MMVQ up to this many columns (mmvq.cuh
+# MMVQ_MAX_BATCH_SIZE), as MMQ tiles beyond, whose unpacking is shared by a tile of columns.
+MMVQ_MAX_BATCH = 8
+# An SM issues 128 thread instructions per clock (four schedulers of one 32-thread warp
+# instruction), Pascal to Blackwell. The catalogue has no SM count or clock, but two of its figures
+# are fixed multiples of them: dp4a's int8 rate on a slow_fp16 Pascal card is 128 lanes x 4
+# products x 2 ops (P40: 47 TOPS = 30 SMs x 1.53 GHz x 1024), and the GeForce FP16 tensor figure
+# with FP32 accumulate is 512 FLOP per SM per clock on Turing to Blackwell (RTX 3090: 82 x 1.695
+# GHz x 512 = 71 TFLOPS; RTX 4090: 128 x 2.52 x 512 = 165; RTX 5090: 170 x 2.41 x 512 = 209.5).
+DP4A_OPS_PER_ISSUE_LANE = 8.0
+GEFORCE_FP16_FLOP_PER_ISSUE_LANE = 4.0
+
+
+def mmvq_ops_per_byte(precision: Precision) -> tuple[float, float]:
+    """(non-expert, routed-expert) MMVQ operations per byte of weights read for a precision
+    (MMVQ_OPS_PER_WEIGHT over its block's bytes per weight); 0 where MMVQ does not run it."""
+    main, experts = _MMVQ_BLOCK.get(precision.name, (None, None))
+    return _ops_per_byte(main), _ops_per_byte(experts)
+
+
+def _ops_per_byte(block: str | None) -> float:
+    return 0.0 if block is None else MMVQ_OPS_PER_WEIGHT[block] * 8.0 / _BLOCK_BITS[block]
+
+
+def cuda_issue_rate(acc: AcceleratorSpec) -> float | None:
+    """Thread instructions per second the card's CUDA cores issue (SMs x clock x 128), from the
+    catalogue figures that are fixed multiples of it; None where none is (datacenter and
+    workstation tensor rates per SM differ by generation; non-NVIDIA devices)."""
+    if slow_fp16(acc) and acc.int8_tops:
+        return acc.int8_tops * 1e12 / DP4A_OPS_PER_ISSUE_LANE
+    if half_rate_fp32_accumulate(acc) and native_backend(acc) == "cuda":
+        return acc.fp16_tflops * 1e12 / GEFORCE_FP16_FLOP_PER_ISSUE_LANE
+    return None
+
+
+def mmvq_s_per_byte(
+    rt: RuntimeProfile, build: BuildSpec, precision: Precision, workload: Workload, tp: int = 1
+) -> tuple[float, float]:
+    """(non-expert, routed-expert) seconds of MMVQ instruction issue per byte of weights a decode
+    pass reads, the bytes spread over `tp` ranks: operations per byte over the card's issue rate
+    times MMVQ_ISSUE_EFFICIENCY. (0, 0) off llama.cpp's CUDA backend or where the catalogue gives
+    no issue rate (cuda_issue_rate)."""
+    if not rt.ggml_layout or precision.name not in _MMVQ_BLOCK:
+        return 0.0, 0.0
+    rate = cuda_issue_rate(build.accelerator)
+    if rate is None or foreign_backend(rt, build, workload) is not None:
+        return 0.0, 0.0
+    main, experts = mmvq_ops_per_byte(precision)
+    per_op = 1.0 / (rate * MMVQ_ISSUE_EFFICIENCY * tp)
+    return main * per_op, experts * per_op
+
+
+def mmvq_pass_s(
+    per_byte: tuple[float, float], batch: float, nonexpert_bytes: float, weight_bytes: float
+) -> float:
+    """Issue seconds of one decode pass of `batch` sequences reading `weight_bytes` of weights,
+    `nonexpert_bytes` of them outside the routed experts: paid once per pass up to
+    MMVQ_MAX_BATCH (one launch's columns share the unpacked weights), 0 beyond (MMQ tiles)."""
+    if batch > MMVQ_MAX_BATCH:
+        return 0.0
+    return nonexpert_bytes * per_byte[0] + (weight_bytes - nonexpert_bytes) * per_byte[1]

@@ -1,0 +1,91 @@
+"""Issue 12: llama.cpp's CUDA batch-1 quantized mat-vec (MMVQ) issues a format-dependent number
+of instructions per weight; on low-bit K-quants that issue time, not the weight bytes, sets the
+decode step where the card issues few instructions per byte of bandwidth (Tesla P40, RTX 3090)."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.engine import RUNTIMES, AcceleratorSpec, BuildSpec, Workload, estimate
+from app.engine.mmvq import (
+    MMVQ_ISSUE_EFFICIENCY,
+    MMVQ_MAX_BATCH,
+    cuda_issue_rate,
+    mmvq_ops_per_byte,
+    mmvq_s_per_byte,
+)
+from app.engine.precision import PRECISIONS
+from app.engine.prepared import prepare
+from app.engine.speed import DecodeModel
+
+from .shapes import H100, LLAMA_3_8B, M2_ULTRA
+
+P40 = AcceleratorSpec(
+    "NVIDIA Tesla P40", 24, 346, 0.18, int8_tops=47, vendor="NVIDIA", memory_type="GDDR5"
+)
+RTX3090 = AcceleratorSpec("NVIDIA GeForce RTX 3090", 24, 936.2, 71, vendor="NVIDIA")
+RTX4090 = AcceleratorSpec("NVIDIA GeForce RTX 4090", 24, 1008, 165.2, vendor="NVIDIA")
+RX7900 = AcceleratorSpec("AMD Radeon RX 7900 XTX", 24, 960, 122.8, vendor="AMD")
+LLAMA = RUNTIMES["llama.cpp"]
+
+
+def _decode(acc: AcceleratorSpec, precision: str, **kw: object):
+    w = Workload(precision=precision, runtime="llama.cpp", context_tokens=128, **kw)
+    return estimate(BuildSpec("one", acc), LLAMA_3_8B, w).throughput
+
+
+def test_low_bit_k_quants_cost_the_most_operations_per_byte():
+    per_byte = {n: mmvq_ops_per_byte(PRECISIONS[n])[0] for n in PRECISIONS}
+    assert per_byte["q3_k_s"] > per_byte["q2_k"] > per_byte["q6_k"] > per_byte["q4_k_m"]
+    assert per_byte["q4_k_m"] > per_byte["q4_0"] > per_byte["q8_0"] > 0
+    # Q2_K: 82 operations per 16 weights, 84 bytes per 256 weights.
+    assert per_byte["q2_k"] == pytest.approx(82 / 16 * 256 / 84)
+    # 16-bit weights run ggml's float mat-vec, not MMVQ; gpt-oss "F16" only for its experts.
+    assert per_byte["fp16"] == per_byte["bf16"] == per_byte["int4"] == 0
+    assert mmvq_ops_per_byte(PRECISIONS["mxfp4-f16"])[0] == 0
+    assert mmvq_ops_per_byte(PRECISIONS["mxfp4-f16"])[1] > 0
+
+
+def test_issue_rate_comes_from_the_dp4a_or_geforce_fp16_figure_only():
+    assert cuda_issue_rate(P40) == pytest.approx(47e12 / 8)  # 30 SMs x 1.53 GHz x 128
+    assert cuda_issue_rate(RTX3090) == pytest.approx(71e12 / 4)  # 82 SMs x 1.695 GHz x 128
+    # Datacenter, Apple and AMD figures are no fixed multiple of SMs x clock: no term.
+    for acc in (H100, M2_ULTRA, RX7900):
+        assert cuda_issue_rate(acc) is None
+
+
+def test_the_issue_term_applies_to_llama_cpp_cuda_only():
+    build = BuildSpec("p40", P40)
+    q2k = PRECISIONS["q2_k"]
+    cuda = mmvq_s_per_byte(LLAMA, build, q2k, Workload(precision="q2_k", runtime="llama.cpp"))
+    per_op = 1.0 / (47e12 / 8 * MMVQ_ISSUE_EFFICIENCY)
+    assert cuda == (pytest.approx(mmvq_ops_per_byte(q2k)[0] * per_op),) * 2
+    vulkan = Workload(precision="q2_k", runtime="llama.cpp", backend="vulkan")
+    assert mmvq_s_per_byte(LLAMA, build, q2k, vulkan) == (0.0, 0.0)
+    vllm = Workload(precision="q2_k", runtime="vllm")
+    assert mmvq_s_per_byte(RUNTIMES["vllm"], build, q2k, vllm) == (0.0, 0.0)
+
+
+def test_q2_k_decodes_slower_than_q4_0_on_a_p40_but_faster_on_an_rtx_4090():
+    p40_q2k, p40_q40 = _decode(P40, "q2_k"), _decode(P40, "q4_0")
+    assert p40_q2k.decode_compute_s > p40_q2k.decode_memory_s
+    assert p40_q2k.bottleneck == "compute"
+    assert p40_q2k.decode_tokens_per_s < p40_q40.decode_tokens_per_s
+    assert p40_q40.decode_memory_s > p40_q40.decode_compute_s  # Q4_0 stays memory-bound
+    # 2.4x the issue slots per byte of bandwidth: issue and bytes nearly balance, so Q2_K's
+    # fewer bytes make it the faster format again.
+    fast_q2k, fast_q40 = _decode(RTX4090, "q2_k"), _decode(RTX4090, "q4_0")
+    assert fast_q2k.decode_compute_s / fast_q2k.decode_memory_s < 1.2
+    assert p40_q2k.decode_compute_s / p40_q2k.decode_memory_s > 2.5
+    assert fast_q2k.decode_tokens_per_s > fast_q40.decode_tokens_per_s
+
+
+def test_beyond_mmvq_batch_sizes_the_issue_term_is_gone():
+    w = Workload(precision="q3_k_s", runtime="llama.cpp", context_tokens=128)
+    build = BuildSpec("p40", P40)
+    dm = DecodeModel(prepare(build, LLAMA_3_8B, w), LLAMA_3_8B, build, w, 1, 1)
+    _, mmvq_comp, _, _ = dm.parts(MMVQ_MAX_BATCH)
+    _, mmq_comp, _, _ = dm.parts(MMVQ_MAX_BATCH + 1)
+    flops_only = (MMVQ_MAX_BATCH + 1) * dm.flops_per_token / dm.flops
+    assert mmq_comp == pytest.approx(flops_only)
+    assert mmvq_comp > mmq_comp  # MMVQ's issue time exceeds the FLOPs of one more column
