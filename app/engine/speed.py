@@ -9,6 +9,7 @@ from .plan import Prepared, kv_share, kv_tokens_weighted
 from .prep import (
     efficiency,
     foreign_backend,
+    host_issue_s_without_graphs,
     launch_s_without_graphs,
     link_for,
     matmul_compute,
@@ -47,7 +48,7 @@ class DecodeModel:
     __slots__ = (
         "bw", "flops", "nonexpert", "expert", "moe_layers", "n_experts", "top_k", "kv_per_seq",
         "flops_per_token", "tp", "pp", "comm_fixed", "comm_per_token", "fixed", "hop_fixed",
-        "hop_per_token",
+        "hop_per_token", "host_issue",
     )
 
     def __init__(
@@ -69,6 +70,8 @@ class DecodeModel:
         )
         self.kv_per_seq, self.flops_per_token, decode_compute, fixed = known
         self.fixed = fixed + launch_s_without_graphs(p.runtime, build, model, workload)
+        # Without CUDA graphs the host launches every kernel: a floor under the step.
+        self.host_issue = host_issue_s_without_graphs(p.runtime, build, model, workload)
         self.flops = peak * decode_compute * tp
         layers = model.num_hidden_layers
         if tp > 1:
@@ -109,7 +112,13 @@ class DecodeModel:
         """
         micro = min(batch, self.pp)
         mem, comp, comm, fixed = self.parts(batch / micro)
-        return max(mem, comp) + comm + fixed, mem, comp, comm, fixed
+        step = max(mem, comp) + comm + fixed
+        if self.host_issue > step:
+            # Host-bound (no CUDA graphs, many short kernels): the GPU waits for launches,
+            # counted as fixed time so the parts still add up to the step.
+            fixed += self.host_issue - step
+            step = self.host_issue
+        return step, mem, comp, comm, fixed
 
     def compute_bound_batch(self) -> int | None:
         """Smallest batch whose compute time exceeds its memory time (closed form, refined)."""
