@@ -61,8 +61,9 @@ def cuda_without_graphs(build: BuildSpec, workload: Workload) -> bool:
 # the graph builders: every graph op that is not a view/reshape/permute is one launch, and a
 # matmul with a quantised weight is two (ggml-cuda first quantises the activation to q8_1,
 # then runs the matrix-vector kernel). ggml-cuda's later op fusions (RMS norm + scale, the
-# top-k MoE chain, add chains) are not counted: the per-launch host cost below comes from a
-# May 2024 build that fused none of them (docs/engine.md section 5).
+# top-k MoE chain, add chains) are not counted: the per-launch host cost
+# (runtime.HOST_S_PER_KERNEL) is from a May 2024 build that fused none of them
+# (docs/engine.md section 5).
 # Attention part of a standard layer (llama-graph.cpp build_attn with its callers): input
 # RMS norm + scale 2, Q/K/V projections 6, RoPE on Q and K 2, the two KV-cache copies 2,
 # attention (K*Q, softmax, KQ*V, cont) 4, output projection 2, residual add 1.
