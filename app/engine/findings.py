@@ -2,16 +2,8 @@
 
 from __future__ import annotations
 
-from .graph_capture import decode_kernels
-from .prep import (
-    GB,
-    host_issue_s_without_graphs,
-    is_apple,
-    launch_s_without_graphs,
-    link_for,
-    peak_flops,
-    usable_fraction,
-)
+from .graph_capture import decode_kernels, host_issue_s_without_graphs
+from .prep import GB, is_apple, launch_s_without_graphs, link_for, peak_flops, usable_fraction
 from .prepared import Prepared
 from .results import Finding, MemoryBreakdown, Throughput
 from .specs import BuildSpec, ModelSpec, Workload

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from .runtime import RuntimeProfile
 from .specs import AcceleratorSpec, BuildSpec, ModelSpec, Workload
 
 # Name patterns (matched on the lower-cased name) of NVIDIA cards below compute capability 8.0.
@@ -62,7 +63,7 @@ def cuda_without_graphs(build: BuildSpec, workload: Workload) -> bool:
 # matmul with a quantised weight is two (ggml-cuda first quantises the activation to q8_1,
 # then runs the matrix-vector kernel). ggml-cuda's later op fusions (RMS norm + scale, the
 # top-k MoE chain, add chains) are not counted: the per-launch host cost
-# (runtime.HOST_S_PER_KERNEL) is from a May 2024 build that fused none of them
+# (HOST_S_PER_KERNEL below) is from a May 2024 build that fused none of them
 # (docs/engine.md section 5).
 # Attention part of a standard layer (llama-graph.cpp build_attn with its callers): input
 # RMS norm + scale 2, Q/K/V projections 6, RoPE on Q and K 2, the two KV-cache copies 2,
@@ -92,6 +93,16 @@ SHARED_EXPERT_KERNELS = 8
 # Output: token-embedding gather 1, final norm + scale 2, output projection 2.
 OUTPUT_KERNELS = 5
 
+# Host seconds to issue one kernel of a llama.cpp CUDA decode step without CUDA graphs (ggml's
+# per-node dispatch plus cudaLaunchKernel). Without graphs a step cannot end before the host
+# has launched its last kernel, so a step with many short kernels is bound by this rate, not
+# by the GPU. From ggml-org/llama.cpp PR #6766 (runtime.PRE_CUDA_GRAPH_S_PER_LAYER): on the
+# H100 PCIe the graphs ran Llama 2 7B Q4_K_M in 6.10 ms a token, so the 6.97 ms without them
+# (143.4 tokens/s) is the host's issue time for decode_kernels = 933 launches: 7.5 us each, an
+# estimate (the RTX 4090 run, 7.23 ms, gives 7.75 us, an upper bound: its GPU needed 6.81 ms).
+# docs/engine.md section 5.
+HOST_S_PER_KERNEL = 7.5e-6
+
 
 def decode_kernels(model: ModelSpec) -> int:
     """Kernels a llama.cpp decode step launches for one token, from the model's layer types
@@ -111,3 +122,31 @@ def decode_kernels(model: ModelSpec) -> int:
         + (model.num_hidden_layers - model.moe_layers) * DENSE_FFN_KERNELS
         + OUTPUT_KERNELS
     )
+
+
+def runs_without_graphs(rt: RuntimeProfile, build: BuildSpec, workload: Workload) -> bool:
+    """A llama.cpp-layout run whose CUDA decode launches every kernel from the host: a build
+    from before CUDA graphs (`workload.cuda_graphs` False) or cuda_without_graphs today."""
+    if not rt.ggml_layout:
+        return False
+    return not workload.cuda_graphs or cuda_without_graphs(build, workload)
+
+
+def host_issue_s_without_graphs(
+    rt: RuntimeProfile, build: BuildSpec, model: ModelSpec, workload: Workload
+) -> float:
+    """Least seconds of a decode step without CUDA graphs: the host launches each of the
+    step's kernels (decode_kernels) at HOST_S_PER_KERNEL, and the step cannot end
+    before the last is launched. 0 for a run with graphs."""
+    if not runs_without_graphs(rt, build, workload):
+        return 0.0
+    return HOST_S_PER_KERNEL * decode_kernels(model)
+
+
+def host_floor(step_s: float, fixed_s: float, host_issue_s: float) -> tuple[float, float]:
+    """(step, fixed) seconds once the host's launch time floors the step
+    (host_issue_s_without_graphs): the GPU's wait for launches counts as fixed time, so the
+    parts of a step still add up to it."""
+    if host_issue_s <= step_s:
+        return step_s, fixed_s
+    return host_issue_s, fixed_s + host_issue_s - step_s

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from .graph_capture import cuda_without_graphs, decode_kernels
+from .graph_capture import runs_without_graphs
 from .precision import PRECISIONS, Precision, gemm_compute
 from .runtime import (
-    HOST_S_PER_KERNEL,
     LINK_DEFAULT_GBS,
     LINK_LATENCY_US,
     MLA_FIXED_S_PER_LAYER,
@@ -309,24 +308,7 @@ def launch_s_without_graphs(
     host launches each kernel of a token (runtime.PRE_CUDA_GRAPH_S_PER_LAYER): a build from
     before CUDA graphs (`workload.cuda_graphs` False) or a pre-Ampere card's CUDA backend today
     (graph_capture.cuda_without_graphs). 0 otherwise."""
-    if not _without_graphs(rt, build, workload):
+    if not runs_without_graphs(rt, build, workload):
         return 0.0
     return PRE_CUDA_GRAPH_S_PER_LAYER * model.num_hidden_layers
 
-
-def _without_graphs(rt: RuntimeProfile, build: BuildSpec, workload: Workload) -> bool:
-    """A llama.cpp-layout run whose CUDA decode launches every kernel from the host."""
-    if not rt.ggml_layout:
-        return False
-    return not workload.cuda_graphs or cuda_without_graphs(build, workload)
-
-
-def host_issue_s_without_graphs(
-    rt: RuntimeProfile, build: BuildSpec, model: ModelSpec, workload: Workload
-) -> float:
-    """Least seconds of a decode step without CUDA graphs: the host launches each of the
-    step's kernels (graph_capture.decode_kernels) at runtime.HOST_S_PER_KERNEL, and the step
-    cannot end before the last is launched. 0 where launch_s_without_graphs is 0."""
-    if not _without_graphs(rt, build, workload):
-        return 0.0
-    return HOST_S_PER_KERNEL * decode_kernels(model)

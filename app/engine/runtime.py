@@ -189,15 +189,6 @@ MOE_FIXED_S_PER_LAYER = MOE_FIXED_S_PER_LAYER_VLLM
 # (H100 PCIe) per layer; their mean, an estimate, per layer of such builds (docs/engine.md 5).
 PRE_CUDA_GRAPH_S_PER_LAYER = 22e-6
 
-# Host seconds to issue one kernel of a llama.cpp CUDA decode step without CUDA graphs (ggml's
-# per-node dispatch plus cudaLaunchKernel). Without graphs a step cannot end before the host
-# has launched its last kernel, so a step with many short kernels is bound by this rate, not
-# by the GPU. From the same PR #6766: on the H100 PCIe the graphs ran Llama 2 7B Q4_K_M in
-# 6.10 ms a token, so the 6.97 ms without them (143.4 tokens/s) is the host's issue time for
-# graph_capture.decode_kernels = 933 launches: 7.5 us each, an estimate (the RTX 4090 run,
-# 7.23 ms, gives 7.75 us, an upper bound: its GPU needed 6.81 ms). docs/engine.md section 5.
-HOST_S_PER_KERNEL = 7.5e-6
-
 # Fixed time per decode forward pass of one multi-head-latent-attention layer (DeepSeek-V3,
 # Kimi K2), beyond its bytes: absorbed MLA runs q_a/q_b/kv_a projections, two extra norms,
 # RoPE on the decoupled key, two per-head absorption BMMs and a latent-attention kernel, with

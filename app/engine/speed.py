@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import math
 
+from .graph_capture import host_floor, host_issue_s_without_graphs
 from .model_shape import distinct_experts
 from .plan import Prepared, kv_share, kv_tokens_weighted
 from .prep import (
     efficiency,
     foreign_backend,
-    host_issue_s_without_graphs,
     launch_s_without_graphs,
     link_for,
     matmul_compute,
@@ -112,12 +112,7 @@ class DecodeModel:
         """
         micro = min(batch, self.pp)
         mem, comp, comm, fixed = self.parts(batch / micro)
-        step = max(mem, comp) + comm + fixed
-        if self.host_issue > step:
-            # Host-bound (no CUDA graphs, many short kernels): the GPU waits for launches,
-            # counted as fixed time so the parts still add up to the step.
-            fixed += self.host_issue - step
-            step = self.host_issue
+        step, fixed = host_floor(max(mem, comp) + comm + fixed, fixed, self.host_issue)
         return step, mem, comp, comm, fixed
 
     def compute_bound_batch(self) -> int | None:

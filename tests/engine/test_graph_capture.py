@@ -11,11 +11,12 @@ from app.engine import AcceleratorSpec, BuildSpec, HostSpec, Workload, estimate
 from app.engine.graph_capture import (
     ATTENTION_LAYER_KERNELS,
     DENSE_FFN_KERNELS,
+    HOST_S_PER_KERNEL,
     OUTPUT_KERNELS,
     decode_kernels,
     pre_ampere_nvidia,
 )
-from app.engine.runtime import HOST_S_PER_KERNEL, PRE_CUDA_GRAPH_S_PER_LAYER
+from app.engine.runtime import PRE_CUDA_GRAPH_S_PER_LAYER
 from app.engine.specs import AcceleratorGroup
 
 from .shapes import LLAMA_3_8B, LLAMA_3_70B, spec
