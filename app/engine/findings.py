@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .graph_capture import decode_kernels, host_issue_s_without_graphs
 from .prep import GB, is_apple, launch_s_without_graphs, link_for, peak_flops, usable_fraction
 from .prepared import Prepared
 from .results import Finding, MemoryBreakdown, Throughput
@@ -184,11 +185,19 @@ def estimate_findings(
             why = "a build from before CUDA graphs" if not workload.cuda_graphs else (
                 "ggml-cuda uses CUDA graphs only from compute capability 8.0 (Ampere)"
             )
+            host = host_issue_s_without_graphs(p.runtime, build, model, workload)
+            if host >= tput.decode_step_s * (1 - 1e-9):
+                cost = (
+                    f"launching its {decode_kernels(model):,} kernels takes {host * 1e3:.1f} ms "
+                    f"per token, longer than the GPU's work, so the host sets the pace (estimate)"
+                )
+            else:
+                cost = f"{launches * 1e3:.2f} ms per token (estimate)"
             out.append(
                 Finding(
                     "info",
                     f"llama.cpp decodes without CUDA graphs here ({why}): the host launches "
-                    f"every kernel, {launches * 1e3:.2f} ms per token (estimate)",
+                    f"every kernel, {cost}",
                 )
             )
         if tput.compute_bound_batch is not None:

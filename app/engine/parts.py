@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .cost import billed_tokens_per_s, cost_figures
+from .graph_capture import host_floor, host_issue_s_without_graphs
 from .model_shape import distinct_experts
 from .parts_split import (
     CPU_BANDWIDTH_EFFICIENCY,
@@ -208,15 +209,17 @@ def with_parts(
     # estimate has the same split shape); GPU -> CPU -> GPU for every offloaded layer.
     comm = base_t.decode_communication_s if base_t else max(card_hops, 0) * hop_s
     comm += (2 * len(cpu_moe) + (2 if cpu_layers else 0)) * hop_s
-    # No base estimate (the model spills into RAM): the per-step costs the base would carry,
-    # kernel launches without CUDA graphs included (prep.launch_s_without_graphs).
-    fixed = base_t.decode_fixed_s if base_t else (
+    # No base estimate (the model spills into RAM), or a base whose fixed time may hold its own
+    # wait for the host's launches (graph_capture.host_floor): the base's per-step costs before that
+    # wait (speed.py's _decode_coefficients), launches without CUDA graphs included.
+    host_issue = host_issue_s_without_graphs(p.runtime, build, model, workload)
+    fixed = base_t.decode_fixed_s if base_t and not host_issue else (
         p.fixed_pass_s + p.runtime.fixed_s_per_step
         + launch_s_without_graphs(p.runtime, build, model, workload)
     )
     compute = compute_s(base_t, cards, split, p)
     memory_s = decode_gpu + decode_ram
-    step = max(memory_s, compute) + comm + fixed
+    step, fixed = host_floor(max(memory_s, compute) + comm + fixed, fixed, host_issue)
     # Prefill on the GPUs: the base prompt time scaled by each card's share of the layers and
     # its compute rate, plus the RAM-resident weights each micro-batch uses crossing PCIe (or
     # read by the CPU for a micro-batch too short to offload).

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .graph_capture import cuda_without_graphs
+from .graph_capture import runs_without_graphs
 from .precision import PRECISIONS, Precision, gemm_compute
 from .runtime import (
     LINK_DEFAULT_GBS,
@@ -308,6 +308,7 @@ def launch_s_without_graphs(
     host launches each kernel of a token (runtime.PRE_CUDA_GRAPH_S_PER_LAYER): a build from
     before CUDA graphs (`workload.cuda_graphs` False) or a pre-Ampere card's CUDA backend today
     (graph_capture.cuda_without_graphs). 0 otherwise."""
-    if not rt.ggml_layout or (workload.cuda_graphs and not cuda_without_graphs(build, workload)):
+    if not runs_without_graphs(rt, build, workload):
         return 0.0
     return PRE_CUDA_GRAPH_S_PER_LAYER * model.num_hidden_layers
+

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from .graph_capture import host_floor, host_issue_s_without_graphs
 from .mmvq import mmvq_pass_s, mmvq_s_per_byte
 from .model_shape import distinct_experts
 from .plan import Prepared, kv_share, kv_tokens_weighted
@@ -29,10 +30,9 @@ UNFUSED_SCORE_BYTES = 16.0
 
 def _hop(build: BuildSpec, tp: int, pp: int) -> tuple[float, float]:
     """(bandwidth bytes/s, latency s) of one pipeline hop; hops cross nodes when stages do."""
-    stage_accels = tp
-    if pp > 1 and stage_accels * pp > build.accelerators_per_node:
+    if pp > 1 and tp * pp > build.accelerators_per_node:
         net = build.inter_node_link
-        if stage_accels * pp <= build.pooled_domain_accelerators:
+        if tp * pp <= build.pooled_domain_accelerators:
             bw, lat, _ = link_for(build, 1)
             return bw, lat
         bw_gbs = net.bandwidth_gbps / 8 if net.bandwidth_gbps else LINK_DEFAULT_GBS[net.kind]
@@ -48,7 +48,7 @@ class DecodeModel:
     __slots__ = (
         "bw", "flops", "nonexpert", "expert", "moe_layers", "n_experts", "top_k", "kv_per_seq",
         "flops_per_token", "tp", "pp", "comm_fixed", "comm_per_token", "fixed", "hop_fixed",
-        "hop_per_token", "mmvq",
+        "hop_per_token", "mmvq", "host_issue",
     )
 
     def __init__(
@@ -70,9 +70,12 @@ class DecodeModel:
         )
         self.kv_per_seq, self.flops_per_token, decode_compute, fixed = known
         self.fixed = fixed + launch_s_without_graphs(p.runtime, build, model, workload)
+        # Without CUDA graphs the host launches every kernel: a floor under the step.
+        self.host_issue = host_issue_s_without_graphs(p.runtime, build, model, workload)
         self.flops = peak * decode_compute * tp
         self.mmvq = mmvq_s_per_byte(p.runtime, build, p.precision, workload, tp)  # 0 off MMVQ
         layers = model.num_hidden_layers
+        self.comm_fixed = self.comm_per_token = self.hop_fixed = self.hop_per_token = 0.0
         if tp > 1:
             link_bw, link_lat, _ = link_for(build, tp)
             # Two all-reduces per layer (after attention and after the MLP); ring all-reduce
@@ -80,16 +83,12 @@ class DecodeModel:
             self.comm_fixed = 2 * layers * link_lat * (1.0 + math.log2(tp) / 2.0)
             message = 2.0 * (tp - 1) / tp * model.hidden_size * ACTIVATION_BYTES
             self.comm_per_token = 2 * layers * message / (link_bw * LINK_EFFICIENCY)
-        else:
-            self.comm_fixed = self.comm_per_token = 0.0
         if pp > 1:
             hop_bw, hop_lat = _hop(build, tp, pp)
             self.hop_fixed = (pp - 1) * hop_lat
             self.hop_per_token = (
                 (pp - 1) * model.hidden_size * ACTIVATION_BYTES / (hop_bw * LINK_EFFICIENCY)
             )
-        else:
-            self.hop_fixed = self.hop_per_token = 0.0
 
     def parts(self, batch: float) -> tuple[float, float, float, float]:
         """(memory, compute, communication, fixed) seconds for one pass of `batch` sequences."""
@@ -113,7 +112,8 @@ class DecodeModel:
         """
         micro = min(batch, self.pp)
         mem, comp, comm, fixed = self.parts(batch / micro)
-        return max(mem, comp) + comm + fixed, mem, comp, comm, fixed
+        step, fixed = host_floor(max(mem, comp) + comm + fixed, fixed, self.host_issue)
+        return step, mem, comp, comm, fixed
 
     def compute_bound_batch(self) -> int | None:
         """Smallest batch whose compute time exceeds its memory time (closed form, refined)."""

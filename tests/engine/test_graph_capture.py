@@ -8,11 +8,19 @@ import dataclasses
 import pytest
 
 from app.engine import AcceleratorSpec, BuildSpec, HostSpec, Workload, estimate
-from app.engine.graph_capture import pre_ampere_nvidia
+from app.engine.graph_capture import (
+    ATTENTION_LAYER_KERNELS,
+    DENSE_FFN_KERNELS,
+    HOST_S_PER_KERNEL,
+    OUTPUT_KERNELS,
+    decode_kernels,
+    pre_ampere_nvidia,
+)
 from app.engine.runtime import PRE_CUDA_GRAPH_S_PER_LAYER
 from app.engine.specs import AcceleratorGroup
 
-from .shapes import LLAMA_3_8B, LLAMA_3_70B
+from .shapes import LLAMA_3_8B, LLAMA_3_70B, spec
+from .test_linear_attention import QWEN3_NEXT
 
 # Test cards: catalogue-like figures; only the names differ between a pair.
 RTX_2080_TI = AcceleratorSpec(
@@ -124,3 +132,52 @@ def test_an_offloaded_run_on_a_turing_card_pays_the_launch_cost_too() -> None:
         return 1.0 / result.throughput.decode_tokens_per_s
 
     assert step(RTX_2080_TI) - step(SAME_SPECS_AMPERE_NAME) == pytest.approx(extra, rel=1e-6)
+
+
+QUADRO_RTX_8000 = AcceleratorSpec(
+    "NVIDIA Quadro RTX 8000", 48, 672, 32.6, int8_tops=261, vendor="NVIDIA"
+)
+QWEN3_NEXT_SPEC = spec(QWEN3_NEXT)
+
+
+def test_a_dense_layer_launches_what_llama_cpp_builds_for_it() -> None:
+    # Attention and MLP per layer, plus embedding, final norm and output projection.
+    per_layer = ATTENTION_LAYER_KERNELS + DENSE_FFN_KERNELS
+    expected = LLAMA_3_8B.num_hidden_layers * per_layer + OUTPUT_KERNELS
+    assert decode_kernels(LLAMA_3_8B) == expected
+
+
+def test_gated_deltanet_layers_launch_more_kernels_than_attention_layers() -> None:
+    # The count follows the layer types: the same shape with every layer full attention
+    # launches fewer kernels than with 36 of 48 layers Gated DeltaNet.
+    all_full = spec({**QWEN3_NEXT, "full_attention_interval": 1})
+    assert all_full.linear_attention_layers == 0
+    hybrid = decode_kernels(QWEN3_NEXT_SPEC)
+    assert hybrid > decode_kernels(all_full) + 36 * 20
+    # More than twice a dense 32-layer model's per-layer count.
+    assert hybrid / 48 > 2 * (ATTENTION_LAYER_KERNELS + DENSE_FFN_KERNELS)
+
+
+def test_without_graphs_a_many_kernel_step_is_bound_by_the_host() -> None:
+    # Qwen3-Next Q4_K_M on a Turing card reads ~2 GB a token (a few ms at 672 GB/s), but the
+    # host must launch every kernel first: the step is the launch time.
+    work = dataclasses.replace(TODAY, precision="q4_k_m")
+    build = BuildSpec("host bound", QUADRO_RTX_8000, accelerators_per_node=2)
+    result = estimate(build, QWEN3_NEXT_SPEC, work)
+    assert result.throughput is not None
+    step = 1.0 / result.throughput.decode_tokens_per_s
+    assert step == pytest.approx(HOST_S_PER_KERNEL * decode_kernels(QWEN3_NEXT_SPEC), rel=1e-6)
+    assert any("the host sets the pace" in f.message for f in result.findings)
+    # With graphs (the same card under an Ampere name) the GPU sets the pace, far faster.
+    ampere = dataclasses.replace(QUADRO_RTX_8000, name="NVIDIA RTX A8000 test card")
+    fast = estimate(BuildSpec("graphs", ampere, accelerators_per_node=2), QWEN3_NEXT_SPEC, work)
+    assert fast.throughput is not None
+    assert fast.throughput.decode_tokens_per_s > 2 * result.throughput.decode_tokens_per_s
+
+
+def test_the_host_floor_leaves_a_gpu_bound_step_alone() -> None:
+    # Llama 3 8B on a Turing card: its ~900 launches take less than reading the weights.
+    host_s = HOST_S_PER_KERNEL * decode_kernels(LLAMA_3_8B)
+    assert _step(RTX_2080_TI) > host_s
+    extra = PRE_CUDA_GRAPH_S_PER_LAYER * LLAMA_3_8B.num_hidden_layers
+    assert _step(RTX_2080_TI) - _step(SAME_SPECS_AMPERE_NAME) == pytest.approx(extra, rel=1e-6)

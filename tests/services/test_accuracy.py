@@ -295,6 +295,17 @@ def test_a_note_and_the_source_date_set_flash_attention_and_cuda_graphs(session:
     assert cases["t-metal"].workload.cuda_graphs  # CUDA graphs are a CUDA-backend matter
 
 
+def test_a_note_can_state_that_a_graph_era_build_ran_without_cuda_graphs(session: Session) -> None:
+    # A 2026 run whose note says ggml-cuda refused to capture its graph (Qwen3-Next's unfused
+    # delta rule): the engine then prices every kernel's launch from the host.
+    refused = measurement(
+        "t-refused", backend="cuda", as_of="2026-02-05", notes="cuda_graphs=off: state ADD."
+    )
+    assert import_document(session, {"measurements": [refused]}, actor="t").ok
+    (case,) = [c for c in measurement_cases(snapshot(session)).cases if c.slug == "t-refused"]
+    assert not case.workload.cuda_graphs
+
+
 AMD_PAGE = "https://www.amd.com/{}/developer/resources/rocm-hub/dev-ai/performance-results.html"
 BLOB = "https://github.com/NVIDIA/TensorRT-LLM/blob/{}/docs/source/performance/perf-overview.md"
 

@@ -197,7 +197,9 @@ def _workload(record: MeasurementIn) -> Workload:
     work = replace(
         work,
         flash_attention=stated_flag(record, "flash_attention", default=True),
-        cuda_graphs=not before_cuda_graphs(record),
+        # A build of the CUDA-graph era whose graph ggml-cuda still refused to capture, as the
+        # row's note states it (`cuda_graphs=off`, e.g. Qwen3-Next's unfused delta rule).
+        cuda_graphs=not before_cuda_graphs(record) and stated_flag(record, "cuda_graphs", True),
     )
     try:
         return published_placement(work, record.offload)

@@ -21,7 +21,8 @@ SPEEDS = ("prefill_tokens_per_s", "decode_tokens_per_s")
 
 # (flag, the value a note states that makes the figure unpredictable, metrics, reason). Flags
 # read elsewhere: flash_attention (llama.cpp's score buffer, memory.score_buffer_bytes; default
-# on: `-fa auto`).
+# on: `-fa auto`); cuda_graphs (off: a build whose CUDA decode ran without graphs although it
+# postdates them, the reason stated in the note; default on).
 UNPREDICTABLE = (
     # A ROCm build whose prompt GEMMs ran rocBLAS's own kernels (ROCBLAS_USE_HIPBLASLT unset;
     # lhl/strix-halo-testing: a third of the hipBLASLt rate): a library choice (§6).
