@@ -20,8 +20,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -35,6 +33,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from http_bench import BATCH_SIZE, batch_body  # noqa: E402
 from pydantic import TypeAdapter  # noqa: E402
+from seeded_catalog import seeded_catalog  # noqa: E402
 
 from app.api._common import model_body  # noqa: E402
 from app.config import Settings  # noqa: E402
@@ -53,18 +52,6 @@ def _best_us_per_item(work: Callable[[], Any], runs: int = 15) -> tuple[float, A
         result = work()
         best = min(best, time.process_time() - t0)
     return best / BATCH_SIZE * 1e6, result
-
-
-def _catalog(tmp: str) -> str:
-    """A migrated, seeded SQLite catalog in `tmp`; its URL."""
-    url = f"sqlite:///{Path(tmp) / 'tierline.db'}"
-    env = {**os.environ, "TIERLINE_DATABASE_URL": url}
-    for command in ("migrate", "seed"):
-        subprocess.run(
-            [sys.executable, "-c", "from app.cli import main; main()", command],
-            cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL,
-        )
-    return url
 
 
 def through_app(requests: int) -> int:
@@ -102,7 +89,7 @@ def through_app(requests: int) -> int:
             return time.process_time() - t0
 
     with tempfile.TemporaryDirectory(prefix="tierline-batch-") as tmp:
-        app = create_app(Settings(database_url=_catalog(tmp)))
+        app = create_app(Settings(database_url=seeded_catalog(tmp)))
         cpu = asyncio.run(run(app))
     print(f"{requests} requests of {BATCH_SIZE} items through the app: "
           f"{cpu / requests * 1e3:.2f} ms CPU a request ({cpu / requests / BATCH_SIZE * 1e6:.0f} "
@@ -119,7 +106,7 @@ def main() -> int:
     if args.through_app is not None:
         return through_app(args.through_app)
     with tempfile.TemporaryDirectory(prefix="tierline-batch-") as tmp:
-        url = _catalog(tmp)
+        url = seeded_catalog(tmp)
         settings = Settings(database_url=url)
         engine = make_engine(url)
         sessions = make_sessionmaker(engine)

@@ -9,8 +9,6 @@ quotes these figures.
 """
 
 import argparse
-import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -21,6 +19,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from seeded_catalog import seeded_catalog  # noqa: E402
 
 from app import caching  # noqa: E402
 from app.api._common import model_body  # noqa: E402
@@ -87,13 +88,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=20)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="tierline-caches-") as tmp:
-        url = f"sqlite:///{Path(tmp) / 'tierline.db'}"
-        env = {**os.environ, "TIERLINE_DATABASE_URL": url}
-        for command in ("migrate", "seed"):
-            subprocess.run(
-                [sys.executable, "-c", "from app.cli import main; main()", command],
-                cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL,
-            )
+        url = seeded_catalog(tmp)
         engine = make_engine(url)
         session = make_sessionmaker(engine)()
         settings = Settings(database_url=url)

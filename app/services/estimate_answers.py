@@ -59,6 +59,12 @@ def _finite(parts: Sequence[Any]) -> bool:
     return True
 
 
+def _stored(part: Any) -> Any:
+    """A flat engine result as the answer validates it: its __dict__ where it has one."""
+    own = getattr(part, "__dict__", None)
+    return part if own is None else own
+
+
 def _nulled(part: Any) -> dict[str, Any] | None:
     """A flat engine result as a dict with its non-finite figures null (the rare slow path)."""
     if part is None:
@@ -174,6 +180,12 @@ def estimate_answer(
     if not (_finite((*parts, placement)) and (placement is None or _finite(placement.cards))):
         parts = tuple(_nulled(p) for p in parts)
         placement_in = _placement_nulled(est)
+    else:
+        # The dataclasses that keep their fields in __dict__ (results.fill_*) are validated
+        # from that mapping: pydantic reads a dict ~0.4 µs a part faster than by attribute,
+        # and the stored fields are exactly what the attribute reads would return (the extra
+        # keys, `_words` and fields no answer shows, are ignored like unread attributes).
+        parts = tuple(_stored(p) for p in parts)
     memory, throughput, cost, training = parts
     answer = {
         "build": _build_subject_values(build, slug=build_slug, tier=build_tier),

@@ -59,6 +59,16 @@ def test_the_answer_round_trips_through_its_json(est: Estimate) -> None:
     assert EstimateOut.model_validate_json(answer.model_dump_json()) == answer
 
 
+def test_parts_built_by_their_constructors_answer_as_the_engine_built_ones(est: Estimate) -> None:
+    # The answer reads memory, throughput and cost from their __dict__ (the engine's fill_*
+    # stores only some fields there): copies made by the ordinary dataclass __init__ (replace)
+    # hold every field, and must still give the same answer, byte for byte.
+    rebuilt = replace(
+        est, memory=replace(est.memory), throughput=replace(est.throughput), cost=replace(est.cost)
+    )
+    assert _answer(rebuilt).model_dump_json() == _answer(est).model_dump_json()
+
+
 def test_non_finite_figures_become_null_and_the_rest_stay(est: Estimate) -> None:
     broken = replace(est, cost=replace(est.cost, joules_per_token=math.inf, usd_per_hour=math.nan))
     answer = _answer(broken)
