@@ -15,7 +15,7 @@ from .prep import (
     unified_platform,
     usable_fraction,
 )
-from .runtime import RUNTIMES, RuntimeProfile
+from .runtime import RUNTIMES, RuntimeProfile, with_token_budget
 from .specs import BuildSpec, ModelSpec, Workload
 
 # Mixed-precision Adam: bf16 weights (2) + bf16 gradients (2) + fp32 master, m, v (12).
@@ -115,7 +115,7 @@ def prepare(build: BuildSpec, model: ModelSpec, workload: Workload) -> Prepared:
 def _prepare(build: BuildSpec, model: ModelSpec, workload: Workload) -> Prepared:
     mode = workload.mode
     prec = PRECISIONS["nf4"] if mode == "qlora" else PRECISIONS[workload.precision]
-    runtime = RUNTIMES[resolve_runtime(build, workload)]
+    runtime = with_token_budget(RUNTIMES[resolve_runtime(build, workload)], workload)
     kv_name = workload.kv_cache_precision or prec.kv_default
     wb = prec.bytes_per_weight
     xb = prec.expert_bytes_per_weight  # routed experts (gpt-oss GGUFs keep them MXFP4)

@@ -12,7 +12,7 @@ from dataclasses import replace
 from .estimate import estimate
 from .expert_parallel import ExpertParallel, ep_sizes
 from .results import Estimate, ParallelPlan
-from .runtime import RUNTIMES
+from .runtime import token_budget
 from .serving_inputs import (
     DRAFT_TOKENS,
     MTP_DRAFT_TOKENS,
@@ -74,7 +74,7 @@ def _context(build: BuildSpec, model: ModelSpec, workload: Workload, serving: Se
     return Context(
         build=build, model=model, base=base, costs=costs,
         input_tokens=serving.input_tokens, output_tokens=serving.output_tokens,
-        chunk_tokens=RUNTIMES[plan.runtime].prefill_chunk_tokens,
+        chunk_tokens=token_budget(plan.runtime, base),
         acceptance=acceptance, draft_tokens=k, kind=spec.kind, draft_model=spec.draft_model,
         estimator=estimator_for(candidate[0]) if candidate[1] is estimate else candidate[1],
         speed_context_tokens=serving.input_tokens + serving.output_tokens // 2,

@@ -6,7 +6,7 @@ from pydantic import ValidationError
 
 from app.caching import Snapshot
 from app.engine import PRECISIONS, RUNTIMES, BuildSpec, ModelSpec, Workload
-from app.engine.runtime import device_class
+from app.engine.runtime import device_class, vllm_unchunked_budget
 from app.errors import DomainError
 from app.schemas.build import HostIn, InterNodeLinkIn, IntraNodeLinkIn
 from app.schemas.estimate import WorkloadIn
@@ -28,7 +28,13 @@ from .groups import (
     Group,
     Skipped,
 )
-from .notes import LLAMA_CPP_RUNTIMES, before_cuda_graphs, stated_flag, unpredictable
+from .notes import (
+    LLAMA_CPP_RUNTIMES,
+    before_cuda_graphs,
+    stated_flag,
+    stated_tokens,
+    unpredictable,
+)
 from .placement import offloads, published_placement
 from .predictors import estimate_for
 
@@ -205,6 +211,18 @@ def _workload(record: MeasurementIn) -> Workload:
         raise _Skip(str(exc)) from None
 
 
+def _with_token_budget(record: MeasurementIn, model: ModelSpec, workload: Workload) -> Workload:
+    """The run's token budget per scheduler step: the one its note states
+    (`max_num_batched_tokens=N`), else the one its vLLM release sets for an MLA model without
+    chunked prefill (runtime.vllm_unchunked_budget, from the stated `max_model_len=N` or the
+    model's own length), else the runtime profile's (None)."""
+    budget = stated_tokens(record, "max_num_batched_tokens")
+    if budget is None and record.runtime == "vllm":
+        max_model_len = stated_tokens(record, "max_model_len")
+        budget = vllm_unchunked_budget(record.runtime_version, model, max_model_len)
+    return workload if budget is None else replace(workload, prefill_token_budget=budget)
+
+
 def _max_throughput_batch(build: BuildSpec, model: ModelSpec, workload: Workload) -> Workload:
     """A serving figure published without its batch is a maximum-throughput run: quote it at
     the largest batch the engine says fits (the same batch for every predictor). The engine's
@@ -238,7 +256,7 @@ def _case(snap: Snapshot, row: MeasurementRow) -> Case:
         # A fact of the run the schema does not record, stated in the row's note: not a miss.
         raise _Skip(reason)
     build, kind = _hardware(snap, record)
-    workload = _workload(record)
+    workload = _with_token_budget(record, model.spec, _workload(record))
     if record.metric in SERVING_METRICS and not (record.prompt_tokens or record.output_tokens):
         # A dataset run (ShareGPT) quoted without its token counts: no workload to model.
         raise _Skip("serving figure without prompt or output length")
