@@ -34,7 +34,7 @@ def test_serving_rows_carry_the_token_budget_their_note_or_release_sets(
     rows = [
         _ttft("t-today", runtime_version="0.11.0"),
         _ttft("t-unchunked", runtime_version="0.7.4.dev181+gf35f8e22"),
-        _ttft("t-unchunked-32k", runtime_version="0.7.3", notes="Launched with max_model_len=32768."),
+        _ttft("t-32k", runtime_version="0.7.3", notes="Launched with max_model_len=32768."),
         _ttft("t-stated", runtime_version="0.11.0", notes="max_num_batched_tokens=16384 stated."),
         _ttft("t-sglang", runtime="sglang", runtime_version="0.4.3.post2"),
     ]
@@ -43,6 +43,6 @@ def test_serving_rows_carry_the_token_budget_their_note_or_release_sets(
     assert by_slug["t-today"].workload.prefill_token_budget is None
     # DeepSeek-R1's own length, 163,840 tokens (vLLM's default max_model_len).
     assert by_slug["t-unchunked"].workload.prefill_token_budget == 163840
-    assert by_slug["t-unchunked-32k"].workload.prefill_token_budget == 32768
+    assert by_slug["t-32k"].workload.prefill_token_budget == 32768
     assert by_slug["t-stated"].workload.prefill_token_budget == 16384
     assert by_slug["t-sglang"].workload.prefill_token_budget is None
