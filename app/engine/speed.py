@@ -7,6 +7,7 @@ import math
 from .model_shape import distinct_experts
 from .plan import Prepared, kv_share, kv_tokens_weighted
 from .prep import (
+    allreduce_link,
     efficiency,
     foreign_backend,
     launch_s_without_graphs,
@@ -72,7 +73,7 @@ class DecodeModel:
         self.flops = peak * decode_compute * tp
         layers = model.num_hidden_layers
         if tp > 1:
-            link_bw, link_lat, _ = link_for(build, tp)
+            link_bw, link_lat, _ = allreduce_link(build, tp)
             # Two all-reduces per layer (after attention and after the MLP); ring all-reduce
             # moves 2(tp-1)/tp of the message, latency grows with the ring steps.
             self.comm_fixed = 2 * layers * link_lat * (1.0 + math.log2(tp) / 2.0)
@@ -189,7 +190,7 @@ def prefill(
     if scores:  # unfused attention scores: bandwidth-bound, beside the GEMMs
         total += scores / (acc.memory_bandwidth_gbs * 1e9 * p.bandwidth_efficiency * tp)
     if tp > 1:
-        bw, lat, _ = link_for(build, tp)
+        bw, lat, _ = allreduce_link(build, tp)
         total += 2 * layers * (
             chunks * lat
             + 2.0 * (tp - 1) / tp * n * model.hidden_size * ACTIVATION_BYTES
