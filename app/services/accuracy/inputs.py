@@ -36,7 +36,7 @@ from .notes import (
     unpredictable,
 )
 from .placement import offloads, published_placement
-from .predictors import estimate_for
+from .predictors import run_estimator
 
 # Names sources use for one of the engine's formats (llama.cpp writes f16; AWQ and GPTQ
 # checkpoints are the engine's int4 family). Formats without an exact counterpart stay unmodelled.
@@ -223,18 +223,21 @@ def _with_token_budget(record: MeasurementIn, model: ModelSpec, workload: Worklo
     return workload if budget is None else replace(workload, prefill_token_budget=budget)
 
 
-def _max_throughput_batch(build: BuildSpec, model: ModelSpec, workload: Workload) -> Workload:
+def _max_throughput_batch(
+    build: BuildSpec, model: ModelSpec, workload: Workload, dp_attention: bool
+) -> Workload:
     """A serving figure published without its batch is a maximum-throughput run: quote it at
     the largest batch the engine says fits (the same batch for every predictor). The engine's
     `max_batch_that_fits` is read at one batch and re-checked at that batch, a few times, since
     activation memory grows with the batch too."""
     fitting = workload
-    candidate = estimate_for(build, model, workload).max_batch_that_fits
+    estimate = run_estimator(build, model, workload, dp_attention, cached=True)
+    candidate = estimate(workload).max_batch_that_fits
     for _attempt in range(MAX_BATCH_ATTEMPTS):
         if candidate is None or candidate <= fitting.batch:
             break
         trial = replace(workload, batch=candidate)
-        est = estimate_for(build, model, trial)
+        est = estimate(trial)
         if est.fits:
             fitting = trial
             break
@@ -260,10 +263,11 @@ def _case(snap: Snapshot, row: MeasurementRow) -> Case:
     if record.metric in SERVING_METRICS and not (record.prompt_tokens or record.output_tokens):
         # A dataset run (ShareGPT) quoted without its token counts: no workload to model.
         raise _Skip("serving figure without prompt or output length")
+    dp_attention = stated_flag(record, "dp_attention", default=False)
     unpublished_batch = record.batch is None and record.concurrency is None
     if record.metric in SERVING_METRICS and unpublished_batch:
         try:
-            workload = _max_throughput_batch(build, model.spec, workload)
+            workload = _max_throughput_batch(build, model.spec, workload, dp_attention)
             # No more in flight than the run sent (a smaller batch fits where a larger did).
             sent = record.requests or workload.batch
             workload = replace(workload, batch=min(workload.batch, sent))
@@ -283,6 +287,7 @@ def _case(snap: Snapshot, row: MeasurementRow) -> Case:
         arrival=record.arrival,
         requests=record.requests,
         concurrency=record.concurrency,
+        data_parallel_attention=dp_attention,
     )
 
 

@@ -1,9 +1,10 @@
-"""Serving rows as engine inputs: the token budget a run's note or its vLLM release sets."""
+"""Serving rows as engine inputs: the token budget a run's note or its vLLM release sets, and
+the plan of a run that states data-parallel attention."""
 
 from sqlalchemy.orm import Session
 
 from app.caching import snapshot
-from app.services.accuracy import measurement_cases
+from app.services.accuracy import engine_predictor, measurement_cases
 from app.services.catalog import import_document
 
 from .test_measurements import measurement
@@ -46,3 +47,20 @@ def test_serving_rows_carry_the_token_budget_their_note_or_release_sets(
     assert by_slug["t-32k"].workload.prefill_token_budget == 32768
     assert by_slug["t-stated"].workload.prefill_token_budget == 16384
     assert by_slug["t-sglang"].workload.prefill_token_budget is None
+
+
+def test_a_run_stating_dp_attention_holds_each_requests_cache_on_one_rank(session: Session) -> None:
+    # 128 requests of 3,200 + 6,400 tokens: tensor parallel replicates DeepSeek's MLA cache on
+    # all 8 GPUs and queues half of them; data-parallel attention holds them all.
+    long = {"runtime": "sglang", "concurrency": 128, "output_tokens": 6400, "value": 31.9}
+    rows = [
+        _ttft("t-tp", **long),
+        _ttft("t-dpa", notes="--enable-dp-attention: dp_attention=on", **long),
+    ]
+    assert import_document(session, {"measurements": rows}, actor="t").ok
+    by_slug = {c.slug: c for c in measurement_cases(snapshot(session)).cases}
+    assert not by_slug["t-tp"].data_parallel_attention
+    assert by_slug["t-dpa"].data_parallel_attention
+    tp, dpa = engine_predictor(by_slug["t-tp"]), engine_predictor(by_slug["t-dpa"])
+    assert isinstance(tp, float) and isinstance(dpa, float)
+    assert dpa < tp / 3
