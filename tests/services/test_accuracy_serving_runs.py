@@ -36,7 +36,7 @@ def test_serving_rows_carry_the_token_budget_their_note_or_release_sets(
         _ttft("t-today", runtime_version="0.11.0"),
         _ttft("t-unchunked", runtime_version="0.7.4.dev181+gf35f8e22"),
         _ttft("t-32k", runtime_version="0.7.3", notes="Launched with max_model_len=32768."),
-        _ttft("t-stated", runtime_version="0.11.0", notes="max_num_batched_tokens=16384 stated."),
+        _ttft("t-stated", runtime_version="0.11.0", notes="token_budget=16384 stated."),
         _ttft("t-sglang", runtime="sglang", runtime_version="0.4.3.post2"),
     ]
     assert import_document(session, {"measurements": rows}, actor="t").ok

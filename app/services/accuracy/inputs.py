@@ -212,11 +212,11 @@ def _workload(record: MeasurementIn) -> Workload:
 
 
 def _with_token_budget(record: MeasurementIn, model: ModelSpec, workload: Workload) -> Workload:
-    """The run's token budget per scheduler step: the one its note states
-    (`max_num_batched_tokens=N`), else the one its vLLM release sets for an MLA model without
-    chunked prefill (runtime.vllm_unchunked_budget, from the stated `max_model_len=N` or the
-    model's own length), else the runtime profile's (None)."""
-    budget = stated_tokens(record, "max_num_batched_tokens")
+    """The run's token budget per scheduler step: the one its note states (`token_budget=N`:
+    vLLM's --max-num-batched-tokens, TensorRT-LLM's --max_num_tokens), else the one its vLLM
+    release sets for an MLA model without chunked prefill (runtime.vllm_unchunked_budget, from
+    the stated `max_model_len=N` or the model's own length), else the runtime profile's."""
+    budget = stated_tokens(record, "token_budget")
     if budget is None and record.runtime == "vllm":
         max_model_len = stated_tokens(record, "max_model_len")
         budget = vllm_unchunked_budget(record.runtime_version, model, max_model_len)
