@@ -6,7 +6,7 @@ Fitted on 1362 measurements from 80 sources
 
 from __future__ import annotations
 
-FITTED_AT = "2026-12-01"
+FITTED_AT = "2026-12-02"
 INPUTS = "seed_data/measurements.yaml, 1423 predictable rows"
 FITTED_NUMBERS = 35
 # (rows, sources) per runtime / device class / constants the fit used.
@@ -62,10 +62,10 @@ EFFICIENCY: dict[tuple[str, ...], tuple[float, float, float, float, float | None
     ("mlx", "CUDA/ROCm unified"): (0.8182, 0.6, 0.15, 6e-05, None),
     ("mlx", "HBM datacenter"): (0.8182, 0.6, 0.15, 6e-05, None),
     ("mlx", "discrete GDDR"): (0.8182, 0.6, 0.15, 6e-05, None),
-    ("sglang", "Apple unified"): (0.6, 0.55, 0.6, 6e-05, 0.02),
-    ("sglang", "CUDA/ROCm unified"): (0.75, 0.55, 0.6, 4e-06, 0.02),
-    ("sglang", "HBM datacenter"): (0.8, 0.55, 0.6, 4e-06, 0.02),
-    ("sglang", "discrete GDDR"): (0.8, 0.55, 0.6, 4e-06, 0.02),
+    ("sglang", "Apple unified"): (0.6, 0.55, 0.2156, 6e-05, 0.02),
+    ("sglang", "CUDA/ROCm unified"): (0.75, 0.55, 0.2156, 4e-06, 0.02),
+    ("sglang", "HBM datacenter"): (0.8, 0.55, 0.2156, 4e-06, 0.02),
+    ("sglang", "discrete GDDR"): (0.8, 0.55, 0.2156, 4e-06, 0.02),
     ("trt-llm", "Apple unified"): (0.6, 0.6, 0.2156, 6e-05, None),
     ("trt-llm", "CUDA/ROCm unified"): (0.75, 0.6, 0.2156, 3e-06, None),
     ("trt-llm", "HBM datacenter"): (0.8, 0.6, 0.2495, 3e-06, None),
