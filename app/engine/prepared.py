@@ -15,8 +15,9 @@ from .prep import (
     unified_platform,
     usable_fraction,
 )
-from .runtime import RUNTIMES, RuntimeProfile, with_token_budget
+from .runtime import RUNTIMES, RuntimeProfile
 from .specs import BuildSpec, ModelSpec, Workload
+from .token_budget import with_token_budget
 
 # Mixed-precision Adam: bf16 weights (2) + bf16 gradients (2) + fp32 master, m, v (12).
 TRAIN_WEIGHT_BYTES = 2.0

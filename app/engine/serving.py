@@ -12,7 +12,6 @@ from dataclasses import replace
 from .estimate import estimate
 from .expert_parallel import ExpertParallel, ep_sizes
 from .results import Estimate, ParallelPlan
-from .runtime import token_budget
 from .serving_inputs import (
     DRAFT_TOKENS,
     MTP_DRAFT_TOKENS,
@@ -32,6 +31,7 @@ from .serving_slots import estimator_for, max_slots, slots_findings
 from .serving_words import serving_assumptions, serving_findings
 from .slo import better, meets, mmc_wait_s, pick, size
 from .specs import BuildSpec, CostAssumptions, ModelSpec, Workload
+from .token_budget import token_budget
 
 # The public serving API, importable from this one module.
 __all__ = [

@@ -8,7 +8,6 @@ from dataclasses import dataclass, replace
 from .errors import EngineInputError
 from .estimate import estimate
 from .results import Estimate, Throughput
-from .runtime import token_budget
 from .serving_inputs import expected_tokens_per_step
 from .serving_results import ServingPoint
 from .serving_traffic import (
@@ -19,6 +18,7 @@ from .serving_traffic import (
     turnover_prefill_s,
 )
 from .specs import BuildSpec, CostAssumptions, ModelSpec, Workload
+from .token_budget import token_budget
 
 
 def _step_with_prefill(t: Throughput, prefill_s: float, weight_read_s: float) -> float:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import math
 
+from .collectives import allreduce_link
 from .model_shape import distinct_experts
 from .plan import Prepared, kv_share, kv_tokens_weighted
 from .prep import (
-    allreduce_link,
     efficiency,
     foreign_backend,
     launch_s_without_graphs,

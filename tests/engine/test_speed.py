@@ -15,7 +15,8 @@ from app.engine import (
     Workload,
     estimate,
 )
-from app.engine.prep import allreduce_link, link_for
+from app.engine.collectives import allreduce_link
+from app.engine.prep import link_for
 from app.engine.runtime import PRE_CUDA_GRAPH_S_PER_LAYER
 
 from .shapes import (

@@ -12,9 +12,9 @@ from app.engine import (
     estimate,
     model_spec_from_hf_config,
 )
-from app.engine.runtime import token_budget, vllm_unchunked_budget
 from app.engine.serving_point import plain_context, serving_point
 from app.engine.serving_traffic import Traffic
+from app.engine.token_budget import token_budget, vllm_unchunked_budget
 
 from .shapes import DEEPSEEK_V3, H200, LLAMA_70B
 

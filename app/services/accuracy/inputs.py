@@ -6,7 +6,8 @@ from pydantic import ValidationError
 
 from app.caching import Snapshot
 from app.engine import PRECISIONS, RUNTIMES, BuildSpec, ModelSpec, Workload
-from app.engine.runtime import device_class, vllm_unchunked_budget
+from app.engine.runtime import device_class
+from app.engine.token_budget import vllm_unchunked_budget
 from app.errors import DomainError
 from app.schemas.build import HostIn, InterNodeLinkIn, IntraNodeLinkIn
 from app.schemas.estimate import WorkloadIn
@@ -214,7 +215,7 @@ def _workload(record: MeasurementIn) -> Workload:
 def _with_token_budget(record: MeasurementIn, model: ModelSpec, workload: Workload) -> Workload:
     """The run's token budget per scheduler step: the one its note states (`token_budget=N`:
     vLLM's --max-num-batched-tokens, TensorRT-LLM's --max_num_tokens), else the one its vLLM
-    release sets for an MLA model without chunked prefill (runtime.vllm_unchunked_budget, from
+    release sets for an MLA model without chunked prefill (token_budget.vllm_unchunked_budget, from
     the stated `max_model_len=N` or the model's own length), else the runtime profile's."""
     budget = stated_tokens(record, "token_budget")
     if budget is None and record.runtime == "vllm":
