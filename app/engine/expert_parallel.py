@@ -21,7 +21,7 @@ from .prepared import Prepared, prepare
 from .results import Estimate, Finding, ParallelPlan, Throughput, bottleneck_name
 from .runtime import COMM_BUFFER_GB, LINK_EFFICIENCY
 from .specs import BuildSpec, CostAssumptions, ModelSpec, Workload
-from .speed import DecodeModel, prefill
+from .speed import DecodeModel, packed_prompts, prefill
 
 # Runtimes with expert parallel over data-parallel attention: vLLM (--data-parallel-size N
 # --enable-expert-parallel), SGLang (--enable-dp-attention --ep N), TensorRT-LLM (--ep_size N
@@ -159,6 +159,15 @@ class ExpertParallel:
         chunks = max(1, -(-wl.prompt_tokens // p.runtime.prefill_chunk_tokens))
         ttft = prefill(pre, model, build, wl, 1, 1)
         ttft += all_to_all_s(build, model, ep, wl.prompt_tokens, dispatch, chunks)
+        # A rank packs its own waiting short prompts into one pass of the token budget, as the
+        # tensor-parallel plan does (speed.PackedPrefill): a prompt's share of that pass.
+        packed = None
+        per_pass = packed_prompts(p.runtime.prefill_chunk_tokens, wl.prompt_tokens)
+        if local > 1 and per_pass > 1:
+            tokens = per_pass * wl.prompt_tokens
+            passes = max(1, -(-tokens // p.runtime.prefill_chunk_tokens))
+            packed = (prefill(pre, model, build, wl, 1, 1, per_pass)
+                      + all_to_all_s(build, model, ep, tokens, dispatch, passes)) / per_pass
         return Throughput(
             decode_tokens_per_s=1.0 / step,
             aggregate_decode_tokens_per_s=wl.batch / step,
@@ -172,6 +181,7 @@ class ExpertParallel:
             decode_step_s=step,
             compute_bound_batch=None,
             batch_per_replica=local,
+            packed_prefill_s=packed,
         )
 
     def _plan(self, build: BuildSpec, model: ModelSpec, wl: Workload, p: Prepared,

@@ -17,6 +17,7 @@ from .prep import (
 )
 from .runtime import RUNTIMES, RuntimeProfile
 from .specs import BuildSpec, ModelSpec, Workload
+from .token_budget import with_token_budget
 
 # Mixed-precision Adam: bf16 weights (2) + bf16 gradients (2) + fp32 master, m, v (12).
 TRAIN_WEIGHT_BYTES = 2.0
@@ -115,7 +116,7 @@ def prepare(build: BuildSpec, model: ModelSpec, workload: Workload) -> Prepared:
 def _prepare(build: BuildSpec, model: ModelSpec, workload: Workload) -> Prepared:
     mode = workload.mode
     prec = PRECISIONS["nf4"] if mode == "qlora" else PRECISIONS[workload.precision]
-    runtime = RUNTIMES[resolve_runtime(build, workload)]
+    runtime = with_token_budget(RUNTIMES[resolve_runtime(build, workload)], workload)
     kv_name = workload.kv_cache_precision or prec.kv_default
     wb = prec.bytes_per_weight
     xb = prec.expert_bytes_per_weight  # routed experts (gpt-oss GGUFs keep them MXFP4)

@@ -12,7 +12,6 @@ from dataclasses import replace
 from .estimate import estimate
 from .expert_parallel import ExpertParallel, ep_sizes
 from .results import Estimate, ParallelPlan
-from .runtime import RUNTIMES
 from .serving_inputs import (
     DRAFT_TOKENS,
     MTP_DRAFT_TOKENS,
@@ -32,6 +31,7 @@ from .serving_slots import estimator_for, max_slots, slots_findings
 from .serving_words import serving_assumptions, serving_findings
 from .slo import better, meets, mmc_wait_s, pick, size
 from .specs import BuildSpec, CostAssumptions, ModelSpec, Workload
+from .token_budget import token_budget
 
 # The public serving API, importable from this one module.
 __all__ = [
@@ -74,7 +74,7 @@ def _context(build: BuildSpec, model: ModelSpec, workload: Workload, serving: Se
     return Context(
         build=build, model=model, base=base, costs=costs,
         input_tokens=serving.input_tokens, output_tokens=serving.output_tokens,
-        chunk_tokens=RUNTIMES[plan.runtime].prefill_chunk_tokens,
+        chunk_tokens=token_budget(plan.runtime, base),
         acceptance=acceptance, draft_tokens=k, kind=spec.kind, draft_model=spec.draft_model,
         estimator=estimator_for(candidate[0]) if candidate[1] is estimate else candidate[1],
         speed_context_tokens=serving.input_tokens + serving.output_tokens // 2,

@@ -8,7 +8,6 @@ from dataclasses import dataclass, replace
 from .errors import EngineInputError
 from .estimate import estimate
 from .results import Estimate, Throughput
-from .runtime import RUNTIMES
 from .serving_inputs import expected_tokens_per_step
 from .serving_results import ServingPoint
 from .serving_traffic import (
@@ -19,6 +18,7 @@ from .serving_traffic import (
     turnover_prefill_s,
 )
 from .specs import BuildSpec, CostAssumptions, ModelSpec, Workload
+from .token_budget import token_budget
 
 
 def _step_with_prefill(t: Throughput, prefill_s: float, weight_read_s: float) -> float:
@@ -69,7 +69,7 @@ def plain_context(build: BuildSpec, model: ModelSpec, workload: Workload, est: E
     return Context(
         build=build, model=model, base=workload, costs=costs,
         input_tokens=workload.prompt_tokens, output_tokens=output_tokens,
-        chunk_tokens=RUNTIMES[est.plan.runtime].prefill_chunk_tokens,
+        chunk_tokens=token_budget(est.plan.runtime, workload),
         acceptance=0.0, draft_tokens=0, kind="none", draft_model=None,
         weight_read_s=weight_read_s(single),
     )

@@ -72,7 +72,8 @@ def serving_assumptions(
     serving: ServingWorkload, model: ModelSpec, first: Estimate
 ) -> tuple[str, ...]:
     """The estimate's assumptions plus the serving model's."""
-    rt = "prefill chunk = the runtime's prefill_chunk_tokens"
+    rt = ("prefill chunk and pass = the workload's token budget (prefill_token_budget), else the "
+          "runtime's prefill_chunk_tokens")
     return first.assumptions + (
         f"Serving: {serving.input_tokens:,} prompt and {serving.output_tokens:,} answer tokens "
         "per request; each slot reserves a whole request's memory, and decode is evaluated at "

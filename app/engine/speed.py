@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from .collectives import allreduce_link
 from .graph_capture import host_floor, host_issue_s_without_graphs
 from .mmvq import mmvq_pass_s, mmvq_s_per_byte
 from .model_shape import distinct_experts
@@ -33,13 +34,11 @@ def _hop(build: BuildSpec, tp: int, pp: int) -> tuple[float, float]:
     if pp > 1 and tp * pp > build.accelerators_per_node:
         net = build.inter_node_link
         if tp * pp <= build.pooled_domain_accelerators:
-            bw, lat, _ = link_for(build, 1)
-            return bw, lat
+            return link_for(build, 1)[:2]
         bw_gbs = net.bandwidth_gbps / 8 if net.bandwidth_gbps else LINK_DEFAULT_GBS[net.kind]
         lat = net.latency_us if net.latency_us is not None else LINK_LATENCY_US[net.kind]
         return bw_gbs * 1e9, lat * 1e-6
-    bw, lat, _ = link_for(build, 1)
-    return bw, lat
+    return link_for(build, 1)[:2]
 
 
 class DecodeModel:
@@ -77,7 +76,7 @@ class DecodeModel:
         layers = model.num_hidden_layers
         self.comm_fixed = self.comm_per_token = self.hop_fixed = self.hop_per_token = 0.0
         if tp > 1:
-            link_bw, link_lat, _ = link_for(build, tp)
+            link_bw, link_lat, _ = allreduce_link(build, tp)
             # Two all-reduces per layer (after attention and after the MLP); ring all-reduce
             # moves 2(tp-1)/tp of the message, latency grows with the ring steps.
             self.comm_fixed = 2 * layers * link_lat * (1.0 + math.log2(tp) / 2.0)
@@ -193,7 +192,7 @@ def prefill(
     if scores:  # unfused attention scores: bandwidth-bound, beside the GEMMs
         total += scores / (acc.memory_bandwidth_gbs * 1e9 * p.bandwidth_efficiency * tp)
     if tp > 1:
-        bw, lat, _ = link_for(build, tp)
+        bw, lat, _ = allreduce_link(build, tp)
         total += 2 * layers * (
             chunks * lat
             + 2.0 * (tp - 1) / tp * n * model.hidden_size * ACTIVATION_BYTES

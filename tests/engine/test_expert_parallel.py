@@ -172,3 +172,17 @@ def test_an_nvl72_domain_takes_the_largest_group_the_experts_divide() -> None:
     nvl72 = BuildSpec("GB200 NVL72", H200, 18, 4, IntraNodeLink("nvlink", 900),
                       InterNodeLink("infiniband", 400), scale_up_domain_accelerators=72)
     assert ep_sizes(nvl72, DEEPSEEK, "sglang") == (64,)  # 256 experts: 64 divides, 72 does not
+
+
+def test_a_rank_packs_its_own_short_prompts_into_one_prefill_pass() -> None:
+    # 256-token prompts, 16 requests per rank: 32 of them fill one 8,192-token pass, which
+    # reads the rank's weights and pays its fixed costs once for all, so a prompt's share is
+    # below its prefill alone (by little here: one rank's prefill is compute-bound).
+    wl = replace(FP8, runtime="sglang", prompt_tokens=256, context_tokens=512)
+    first = estimate(DGX_H200, DEEPSEEK, wl)
+    est = ExpertParallel(8, first)(DGX_H200, DEEPSEEK, replace(wl, batch=128), CostAssumptions())
+    t = est.throughput
+    assert t is not None and t.packed_prefill_s is not None
+    assert t.packed_prefill_s < t.time_to_first_token_s
+    alone = ExpertParallel(8, first)(DGX_H200, DEEPSEEK, replace(wl, batch=8), CostAssumptions())
+    assert alone.throughput is not None and alone.throughput.packed_prefill_s is None

@@ -75,8 +75,8 @@ def test_q2_k_decodes_slower_than_q4_0_on_a_p40_but_faster_on_an_rtx_4090():
     # 2.4x the issue slots per byte of bandwidth: issue and bytes nearly balance, so Q2_K's
     # fewer bytes make it the faster format again.
     fast_q2k, fast_q40 = _decode(RTX4090, "q2_k"), _decode(RTX4090, "q4_0")
-    assert fast_q2k.decode_compute_s / fast_q2k.decode_memory_s < 1.2
-    assert p40_q2k.decode_compute_s / p40_q2k.decode_memory_s > 2.5
+    fast_ratio = fast_q2k.decode_compute_s / fast_q2k.decode_memory_s
+    assert p40_q2k.decode_compute_s / p40_q2k.decode_memory_s > 2.0 * fast_ratio
     assert fast_q2k.decode_tokens_per_s > fast_q40.decode_tokens_per_s
 
 

@@ -15,6 +15,8 @@ from app.engine import (
     Workload,
     estimate,
 )
+from app.engine.collectives import allreduce_link
+from app.engine.prep import link_for
 from app.engine.runtime import PRE_CUDA_GRAPH_S_PER_LAYER
 
 from .shapes import (
@@ -409,3 +411,17 @@ def test_llama_cpp_decode_without_flash_attention_reads_the_cache_once_per_query
     assert extra_long - extra_short == pytest.approx((ratio - 1) * cache_read, rel=1e-6)
     vllm = dataclasses.replace(fused, runtime="vllm", precision="int4")
     assert memory_s(dataclasses.replace(vllm, flash_attention=False)) == memory_s(vllm)
+
+
+def test_a_ring_all_reduce_across_nodes_runs_at_the_node_network_not_a_gpu_share() -> None:
+    # Two nodes of 8 with 3,200 Gb/s each (8 x 400 Gb/s): a TP-16 ring sends each node's
+    # share out once through all its NICs (400 GB/s); an all-to-all's GPU gets 1/8 of them.
+    nics = BuildSpec(
+        "2x DGX H200", H200, 2, 8, IntraNodeLink("nvswitch", 450), InterNodeLink("infiniband", 3200)
+    )
+    assert allreduce_link(nics, 16)[0] == pytest.approx(400e9)
+    assert link_for(nics, 16)[0] == pytest.approx(50e9)
+    # One 400 Gb/s port per node: the ring is bound by it, 50 GB/s.
+    assert allreduce_link(CLUSTER, 16)[0] == pytest.approx(50e9)
+    # Inside a node nothing changes.
+    assert allreduce_link(CLUSTER, 8) == link_for(CLUSTER, 8)

@@ -109,6 +109,9 @@ class Case:
     arrival: str | None = None
     requests: int | None = None
     concurrency: int | None = None  # the benchmark's cap on requests in flight, as published
+    # The run states data-parallel attention (SGLang --enable-dp-attention; the note's
+    # `dp_attention=on`): predicted with the engine's expert-parallel plan (predictors).
+    data_parallel_attention: bool = False
 
     @property
     def source(self) -> str:

@@ -7,6 +7,7 @@ from pydantic import ValidationError
 from app.caching import Snapshot
 from app.engine import PRECISIONS, RUNTIMES, BuildSpec, ModelSpec, Workload
 from app.engine.runtime import device_class
+from app.engine.token_budget import vllm_unchunked_budget
 from app.errors import DomainError
 from app.schemas.build import HostIn, InterNodeLinkIn, IntraNodeLinkIn
 from app.schemas.estimate import WorkloadIn
@@ -28,9 +29,15 @@ from .groups import (
     Group,
     Skipped,
 )
-from .notes import LLAMA_CPP_RUNTIMES, before_cuda_graphs, stated_flag, unpredictable
+from .notes import (
+    LLAMA_CPP_RUNTIMES,
+    before_cuda_graphs,
+    stated_flag,
+    stated_tokens,
+    unpredictable,
+)
 from .placement import offloads, published_placement
-from .predictors import estimate_for
+from .predictors import run_estimator
 
 # Names sources use for one of the engine's formats (llama.cpp writes f16; AWQ and GPTQ
 # checkpoints are the engine's int4 family). Formats without an exact counterpart stay unmodelled.
@@ -207,18 +214,33 @@ def _workload(record: MeasurementIn) -> Workload:
         raise _Skip(str(exc)) from None
 
 
-def _max_throughput_batch(build: BuildSpec, model: ModelSpec, workload: Workload) -> Workload:
+def _with_token_budget(record: MeasurementIn, model: ModelSpec, workload: Workload) -> Workload:
+    """The run's token budget per scheduler step: the one its note states (`token_budget=N`:
+    vLLM's --max-num-batched-tokens, TensorRT-LLM's --max_num_tokens), else the one its vLLM
+    release sets for an MLA model without chunked prefill (token_budget.vllm_unchunked_budget, from
+    the stated `max_model_len=N` or the model's own length), else the runtime profile's."""
+    budget = stated_tokens(record, "token_budget")
+    if budget is None and record.runtime == "vllm":
+        max_model_len = stated_tokens(record, "max_model_len")
+        budget = vllm_unchunked_budget(record.runtime_version, model, max_model_len)
+    return workload if budget is None else replace(workload, prefill_token_budget=budget)
+
+
+def _max_throughput_batch(
+    build: BuildSpec, model: ModelSpec, workload: Workload, dp_attention: bool
+) -> Workload:
     """A serving figure published without its batch is a maximum-throughput run: quote it at
     the largest batch the engine says fits (the same batch for every predictor). The engine's
     `max_batch_that_fits` is read at one batch and re-checked at that batch, a few times, since
     activation memory grows with the batch too."""
     fitting = workload
-    candidate = estimate_for(build, model, workload).max_batch_that_fits
+    estimate = run_estimator(build, model, workload, dp_attention, cached=True)
+    candidate = estimate(workload).max_batch_that_fits
     for _attempt in range(MAX_BATCH_ATTEMPTS):
         if candidate is None or candidate <= fitting.batch:
             break
         trial = replace(workload, batch=candidate)
-        est = estimate_for(build, model, trial)
+        est = estimate(trial)
         if est.fits:
             fitting = trial
             break
@@ -240,14 +262,15 @@ def _case(snap: Snapshot, row: MeasurementRow) -> Case:
         # A fact of the run the schema does not record, stated in the row's note: not a miss.
         raise _Skip(reason)
     build, kind = _hardware(snap, record)
-    workload = _workload(record)
+    workload = _with_token_budget(record, model.spec, _workload(record))
     if record.metric in SERVING_METRICS and not (record.prompt_tokens or record.output_tokens):
         # A dataset run (ShareGPT) quoted without its token counts: no workload to model.
         raise _Skip("serving figure without prompt or output length")
+    dp_attention = stated_flag(record, "dp_attention", default=False)
     unpublished_batch = record.batch is None and record.concurrency is None
     if record.metric in SERVING_METRICS and unpublished_batch:
         try:
-            workload = _max_throughput_batch(build, model.spec, workload)
+            workload = _max_throughput_batch(build, model.spec, workload, dp_attention)
             # No more in flight than the run sent (a smaller batch fits where a larger did).
             sent = record.requests or workload.batch
             workload = replace(workload, batch=min(workload.batch, sent))
@@ -267,6 +290,7 @@ def _case(snap: Snapshot, row: MeasurementRow) -> Case:
         arrival=record.arrival,
         requests=record.requests,
         concurrency=record.concurrency,
+        data_parallel_attention=dp_attention,
     )
 
 

@@ -59,6 +59,13 @@ def stated_flag(record: MeasurementIn, name: str, default: bool) -> bool:
     return default if found is None else found.group(1) == "on"
 
 
+def stated_tokens(record: MeasurementIn, name: str) -> int | None:
+    """A runtime's token setting as the row's note states it (`name=N`, e.g. the launch
+    command's `--max-model-len 32768` written `max_model_len=32768`), else None."""
+    found = re.search(rf"\b{name}=(\d+)\b", record.notes)
+    return None if found is None else int(found.group(1))
+
+
 def unpredictable(record: MeasurementIn) -> str | None:
     """Why the row's own note makes its figure unpredictable (None: it does not)."""
     for flag, value, metrics, reason in UNPREDICTABLE:

@@ -6,6 +6,7 @@ from dataclasses import replace
 
 from app.caching import ValueCache
 from app.engine import PRECISIONS, BuildSpec, CostAssumptions, Estimate, ModelSpec, Workload
+from app.engine.expert_parallel import ExpertParallel, ep_sizes
 from app.engine.results import Throughput
 from app.engine.serving_point import plain_context, serving_point
 from app.engine.serving_results import ServingPoint
@@ -74,14 +75,57 @@ def _whole_request_tokens(case: Case) -> int:
     return max(case.workload.context_tokens, case.workload.context_tokens + output - output // 2)
 
 
+def plan_estimator(
+    build: BuildSpec, model: ModelSpec, workload: Workload, data_parallel_attention: bool,
+    run: Callable[[Workload], Estimate],
+) -> Estimator:
+    """The estimator of the run's plan from `run` (the engine's estimate of a workload): the
+    engine's own plan, or for a run stating data-parallel attention (SGLang
+    `--enable-dp-attention`) the engine's expert-parallel plan over one scale-up domain
+    (expert_parallel.py), whose memory per GPU is that run's: attention replicated, each
+    request's KV cache on one rank only, the routed experts' bytes split over the group (in
+    slices by tensor parallel there, whole experts here: the same bytes); its MoE traffic is
+    priced as the all-to-all (an all-gather / reduce-scatter there)."""
+    runtime = workload.runtime or run(workload).plan.runtime
+    sizes = ep_sizes(build, model, runtime) if data_parallel_attention else ()
+    if not sizes:
+        return run
+    ep = sizes[0]
+
+    def dp_attention(workload: Workload) -> Estimate:
+        plan = ExpertParallel(ep, run(replace(workload, batch=1)))
+        return plan(build, model, workload, DEFAULT_COSTS)
+
+    return dp_attention
+
+
 def engine_predictor(case: Case) -> Predicted:
     """What app.engine.estimate says for the case (None: it says the model does not fit)."""
-    return _engine_figure(case, lambda w: estimate_for(case.build, case.model, w))
+    return _engine_figure(case, run_estimator(
+        case.build, case.model, case.workload, case.data_parallel_attention, cached=True))
 
 
 def uncached_engine_predictor(case: Case) -> Predicted:
     """engine_predictor without the memo: for a calibration evaluating candidate constants."""
-    return _engine_figure(case, lambda w: run_engine(case.build, case.model, w, CostAssumptions()))
+    return _engine_figure(case, run_estimator(
+        case.build, case.model, case.workload, case.data_parallel_attention, cached=False))
+
+
+def run_estimator(
+    build: BuildSpec, model: ModelSpec, workload: Workload, data_parallel_attention: bool,
+    *, cached: bool,
+) -> Estimator:
+    """The estimator of a run's plan (plan_estimator), memoised by value when `cached`."""
+
+    def run(w: Workload) -> Estimate:
+        if cached:
+            return estimate_for(build, model, w)
+        return run_engine(build, model, w, CostAssumptions())
+
+    plan = plan_estimator(build, model, workload, data_parallel_attention, run)
+    if plan is run or not cached:
+        return plan
+    return lambda w: PREDICTIONS.get(("dp-attention", build, model, w), lambda: plan(w))
 
 
 def figure_of(case: Case, est: Estimate, single: Callable[[], Estimate]) -> Predicted:
