@@ -165,10 +165,15 @@ def prefill(
     tp: int,
     pp: int,
     prompts: int = 1,
+    pipeline_full: bool = False,
 ) -> float:
     """Seconds to prefill `prompts` prompts of workload.prompt_tokens, packed into the
     runtime's prefill passes (a server batches short prompts up to its token budget: the
-    weight reads and per-pass fixed costs are shared, the FLOPs and attention are not)."""
+    weight reads and per-pass fixed costs are shared, the FLOPs and attention are not).
+
+    `pipeline_full`: with pp stages, the seconds of pipeline the prompts occupy while other
+    requests' micro-batches keep every stage busy (a serving stream), i.e. one stage's share
+    and no fill or drain; otherwise the latency of the prompts alone in the pipeline."""
     acc = build.accelerator
     rt = p.runtime
     backend = None if workload.backend is None else foreign_backend(rt, build, workload)
@@ -195,7 +200,12 @@ def prefill(
             + 2.0 * (tp - 1) / tp * n * model.hidden_size * ACTIVATION_BYTES
             / (bw * LINK_EFFICIENCY)
         )
-    if pp > 1:
+    if pp > 1 and pipeline_full:
+        # Each stage spends total/pp on these prompts and works on other micro-batches the
+        # rest of the time; the activations still cross every hop (concurrently).
+        hop_bw, _ = _hop(build, tp, pp)
+        total = total / pp + n * model.hidden_size * ACTIVATION_BYTES / hop_bw
+    elif pp > 1:
         # Chunks flow through the stages: (chunks + pp - 1) stage-slots of total/pp each, the
         # pipeline refilled for every call when the runtime drains it between calls (llama.cpp).
         in_flight = chunks
@@ -309,8 +319,13 @@ class PackedPrefill:
     def _packed_prefill_s(self) -> float | None:
         if self.batch_r <= 1:
             return None
-        packed = packed_prompts(self.p.runtime.prefill_chunk_tokens, self.workload.prompt_tokens)
-        if packed <= 1:
+        rt = self.p.runtime
+        packed = packed_prompts(rt.prefill_chunk_tokens, self.workload.prompt_tokens)
+        # A runtime that keeps pp micro-batches in flight (vLLM, SGLang, TensorRT-LLM: no
+        # per-call drain, prefill_pipeline_tokens None) overlaps this prompt's stages with the
+        # other requests' work, so its share is one stage's time (docs/engine.md 6).
+        full = self.pp > 1 and rt.prefill_pipeline_tokens is None
+        if packed <= 1 and not full:
             return self.ttft
         args = (self.p, self.model, self.build, self.workload, self.tp, self.pp)
-        return prefill(*args, packed) / packed
+        return prefill(*args, packed, pipeline_full=full) / packed

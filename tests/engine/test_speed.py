@@ -85,6 +85,19 @@ def test_short_prompts_packed_into_one_pass_share_its_weight_reads_and_fixed_cos
     assert alone.packed_prefill_s is None
 
 
+def test_a_serving_pipeline_kept_full_shares_a_prompt_over_its_stages():
+    # vLLM / TensorRT-LLM keep pp micro-batches in flight, so in a stream of requests a long
+    # prompt occupies each of 4 stages for a quarter of its alone-in-the-pipeline time (plus
+    # the hop transfers); llama.cpp drains its pipeline after every call and keeps the bubble.
+    model = spec(LLAMA_8B)
+    w = Workload(precision="bf16", pipeline_parallel=4, prompt_tokens=8192,
+                 context_tokens=8300, batch=8)
+    piped = estimate(DESKTOP, model, dataclasses.replace(w, runtime="vllm")).throughput
+    assert piped.packed_prefill_s < 0.3 * piped.time_to_first_token_s
+    drained = estimate(DESKTOP, model, dataclasses.replace(w, runtime="llama.cpp")).throughput
+    assert drained.packed_prefill_s == drained.time_to_first_token_s
+
+
 def test_routed_experts_prefill_at_their_own_share(monkeypatch: pytest.MonkeyPatch) -> None:
     # Halving the routed-expert share doubles only the routed-expert part of a MoE prompt's
     # compute; a dense model's prefill does not change.
