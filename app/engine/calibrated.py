@@ -6,7 +6,7 @@ Fitted on 1362 measurements from 80 sources
 
 from __future__ import annotations
 
-FITTED_AT = "2026-12-01"
+FITTED_AT = "2026-12-02"
 INPUTS = "seed_data/measurements.yaml, 1423 predictable rows"
 FITTED_NUMBERS = 35
 # (rows, sources) per runtime / device class / constants the fit used.
@@ -70,8 +70,8 @@ EFFICIENCY: dict[tuple[str, ...], tuple[float, float, float, float, float | None
     ("trt-llm", "CUDA/ROCm unified"): (0.75, 0.6, 0.2156, 3e-06, None),
     ("trt-llm", "HBM datacenter"): (0.8, 0.6, 0.2495, 3e-06, None),
     ("trt-llm", "discrete GDDR"): (0.8, 0.6, 0.2156, 3e-06, None),
-    ("vllm", "Apple unified"): (0.9045, 0.55, 0.07746, 3e-05, 0.07096),
-    ("vllm", "CUDA/ROCm unified"): (0.9045, 0.55, 0.07746, 3e-05, 0.07096),
-    ("vllm", "HBM datacenter"): (0.9045, 0.55, 0.08966, 3e-05, 0.07096),
-    ("vllm", "discrete GDDR"): (0.9045, 0.55, 0.07746, 3e-05, 0.07096),
+    ("vllm", "Apple unified"): (0.5759, 0.55, 0.139, 1.5e-05, 0.07096),
+    ("vllm", "CUDA/ROCm unified"): (0.5759, 0.55, 0.139, 1.5e-05, 0.07096),
+    ("vllm", "HBM datacenter"): (0.5759, 0.55, 0.139, 1.5e-05, 0.07096),
+    ("vllm", "discrete GDDR"): (0.5759, 0.55, 0.139, 1.5e-05, 0.07096),
 }

@@ -28,7 +28,13 @@ from .groups import (
     Group,
     Skipped,
 )
-from .notes import LLAMA_CPP_RUNTIMES, before_cuda_graphs, stated_flag, unpredictable
+from .notes import (
+    LLAMA_CPP_RUNTIMES,
+    before_cuda_graphs,
+    before_mla_kernels,
+    stated_flag,
+    unpredictable,
+)
 from .placement import offloads, published_placement
 from .predictors import estimate_for
 
@@ -198,6 +204,7 @@ def _workload(record: MeasurementIn) -> Workload:
         work,
         flash_attention=stated_flag(record, "flash_attention", default=True),
         cuda_graphs=not before_cuda_graphs(record),
+        early_mla_kernels=before_mla_kernels(record),
     )
     try:
         return published_placement(work, record.offload)
