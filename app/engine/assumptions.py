@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
+from .mla_kernels import MLA_KERNEL_SHARE
 from .precision import PRECISIONS
 from .prepared import Prepared
 from .runtime import (
     MLA_FIXED_S_PER_LAYER,
-    MLA_KERNEL_SHARE,
     MOE_FIXED_S_PER_LAYER_LLAMA_CPP,
     MOE_FIXED_S_PER_LAYER_VLLM,
     RUNTIMES,

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from .graph_capture import cuda_without_graphs
+from .mla_kernels import MLA_KERNEL_RUNTIMES, MLA_KERNEL_SHARE
 from .precision import PRECISIONS, Precision, gemm_compute
 from .runtime import (
     LINK_DEFAULT_GBS,
     LINK_LATENCY_US,
     MLA_FIXED_S_PER_LAYER,
-    MLA_KERNEL_RUNTIMES,
-    MLA_KERNEL_SHARE,
     PRE_CUDA_GRAPH_S_PER_LAYER,
     Efficiency,
     RuntimeProfile,

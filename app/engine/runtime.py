@@ -192,21 +192,9 @@ PRE_CUDA_GRAPH_S_PER_LAYER = 22e-6
 # Fixed time per decode forward pass of one multi-head-latent-attention layer (DeepSeek-V3,
 # Kimi K2), beyond its bytes: absorbed MLA runs q_a/q_b/kv_a projections, two extra norms,
 # RoPE on the decoupled key, two per-head absorption BMMs and a latent-attention kernel, with
-# FP8 block-scaled activation quantisation before each projection. Hand-set from the
-# DeepSeek-V3 calibration rows (SGLang on 8x H200, vLLM on 8x H20: ~33 ms per token); in vLLM,
-# SGLang and TensorRT-LLM that is the early-2025 software's figure (MLA_KERNEL_SHARE).
+# FP8 block-scaled activation quantisation before each projection. Hand-set from early-2025
+# DeepSeek-V3 rows (SGLang on 8x H200, vLLM on 8x H20: ~33 ms per token; see mla_kernels.py).
 MLA_FIXED_S_PER_LAYER = 250e-6
-
-# Share of an MLA model's fixed MLA + MoE kernel time (MLA_FIXED_S_PER_LAYER and the runtime's
-# moe_fixed_s_per_layer) that vLLM, SGLang and TensorRT-LLM builds from April 2025 on still pay:
-# the MLA decode kernels (FlashMLA, FA3 MLA, SGLang's default on Hopper since PR #5210) and
-# DeepGEMM's block-FP8 GEMMs (both open-sourced by DeepSeek in February 2025) replaced the
-# early kernels. Hand-set from one source, tenstorrent/tt-inference-server issue #356
-# (DeepSeek-R1-0528, July 2025, one request): vLLM on 8x H100 16.1 ms a token needs 0.40 of
-# the early figure, SGLang on 2x 8 H100 23.1 ms needs 0.48; their mean (docs/engine.md 5).
-MLA_KERNEL_SHARE = 0.44
-# Runtimes whose MLA path those kernels changed (llama.cpp runs its own ggml kernels).
-MLA_KERNEL_RUNTIMES = frozenset({"vllm", "sglang", "trt-llm"})
 
 # Tensor parallelism beyond 8 ways is rare for one model replica: all-reduce latency dominates.
 MAX_TENSOR_PARALLEL = 8

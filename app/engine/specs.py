@@ -229,7 +229,7 @@ class Workload(HashedOnce):
     cuda_graphs: bool = True
     # vLLM / SGLang / TensorRT-LLM on a multi-head-latent-attention model (DeepSeek-V3/R1): True
     # for a build from before the MLA decode and block-FP8 kernels of spring 2025 became its
-    # defaults (runtime.MLA_KERNEL_SHARE); it pays the early-2025 fixed MLA and MoE kernel time.
+    # defaults (mla_kernels.MLA_KERNEL_SHARE); it pays the early-2025 fixed MLA and MoE kernel time.
     # Set for published runs of that age; today's software is the default.
     early_mla_kernels: bool = False
     training_tokens: int = 0

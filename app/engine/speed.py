@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from .hops import pipeline_hop
 from .model_shape import distinct_experts
 from .plan import Prepared, kv_share, kv_tokens_weighted
 from .prep import (
@@ -17,28 +18,13 @@ from .prep import (
     prefill_peak_flops,
 )
 from .results import Throughput, bottleneck_name, fill_throughput
-from .runtime import LINK_DEFAULT_GBS, LINK_EFFICIENCY, LINK_LATENCY_US, Efficiency
+from .runtime import LINK_EFFICIENCY, Efficiency
 from .specs import BuildSpec, ModelSpec, Workload
 
 ACTIVATION_BYTES = 2.0  # hidden states cross links in 16-bit
 # Without flash attention ggml writes a layer's K*Q scores in F32, softmaxes them in place and
 # reads them back for the product with V (memory.score_buffer_bytes): 4 + 8 + 4 bytes a score.
 UNFUSED_SCORE_BYTES = 16.0
-
-
-def _hop(build: BuildSpec, tp: int, pp: int) -> tuple[float, float]:
-    """(bandwidth bytes/s, latency s) of one pipeline hop; hops cross nodes when stages do."""
-    stage_accels = tp
-    if pp > 1 and stage_accels * pp > build.accelerators_per_node:
-        net = build.inter_node_link
-        if stage_accels * pp <= build.pooled_domain_accelerators:
-            bw, lat, _ = link_for(build, 1)
-            return bw, lat
-        bw_gbs = net.bandwidth_gbps / 8 if net.bandwidth_gbps else LINK_DEFAULT_GBS[net.kind]
-        lat = net.latency_us if net.latency_us is not None else LINK_LATENCY_US[net.kind]
-        return bw_gbs * 1e9, lat * 1e-6
-    bw, lat, _ = link_for(build, 1)
-    return bw, lat
 
 
 class DecodeModel:
@@ -81,7 +67,7 @@ class DecodeModel:
         else:
             self.comm_fixed = self.comm_per_token = 0.0
         if pp > 1:
-            hop_bw, hop_lat = _hop(build, tp, pp)
+            hop_bw, hop_lat = pipeline_hop(build, tp, pp)
             self.hop_fixed = (pp - 1) * hop_lat
             self.hop_per_token = (
                 (pp - 1) * model.hidden_size * ACTIVATION_BYTES / (hop_bw * LINK_EFFICIENCY)
@@ -203,7 +189,7 @@ def prefill(
     if pp > 1 and pipeline_full:
         # Each stage spends total/pp on these prompts and works on other micro-batches the
         # rest of the time; the activations still cross every hop (concurrently).
-        hop_bw, _ = _hop(build, tp, pp)
+        hop_bw, _ = pipeline_hop(build, tp, pp)
         total = total / pp + n * model.hidden_size * ACTIVATION_BYTES / hop_bw
     elif pp > 1:
         # Chunks flow through the stages: (chunks + pp - 1) stage-slots of total/pp each, the
@@ -212,7 +198,7 @@ def prefill(
         if rt.prefill_pipeline_tokens is not None:
             in_flight = min(chunks, -(-rt.prefill_pipeline_tokens // rt.prefill_chunk_tokens))
         total = total / pp * (in_flight + pp - 1) / in_flight
-        hop_bw, hop_lat = _hop(build, tp, pp)
+        hop_bw, hop_lat = pipeline_hop(build, tp, pp)
         total += (pp - 1) * (hop_lat + n * model.hidden_size * ACTIVATION_BYTES / hop_bw)
     return total + rt.fixed_s_per_step
 

@@ -171,7 +171,8 @@ def test_early_2025_mla_kernels_cost_more_than_todays_and_llama_cpp_is_unchanged
     # vLLM / SGLang / TensorRT-LLM builds from before April 2025 pay the early MLA and MoE
     # kernel time; today's pay MLA_KERNEL_SHARE of it. llama.cpp runs its own kernels.
     from app.engine import RUNTIMES
-    from app.engine.runtime import MLA_FIXED_S_PER_LAYER, MLA_KERNEL_SHARE
+    from app.engine.mla_kernels import MLA_KERNEL_SHARE
+    from app.engine.runtime import MLA_FIXED_S_PER_LAYER
 
     model = spec(DEEPSEEK_V3)
     w = Workload(precision="fp8", runtime="sglang", tensor_parallel=8)

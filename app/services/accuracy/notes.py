@@ -68,7 +68,7 @@ def unpredictable(record: MeasurementIn) -> str | None:
 
 
 # vLLM, SGLang and TensorRT-LLM took up today's MLA decode and block-FP8 kernels in spring 2025
-# (runtime.MLA_KERNEL_SHARE; SGLang made FA3 MLA its Hopper default in PR #5210, 2025-04-09,
+# (mla_kernels.MLA_KERNEL_SHARE; SGLang made FA3 MLA its Hopper default in PR #5210, 2025-04-09,
 # released in v0.4.5). A run is from before when its stated version predates each runtime's first
 # release after 2025-04-01, or, with no version, when its source does (`as_of`: the software
 # cannot be newer than its source).
