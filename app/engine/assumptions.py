@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
+from .mla_kernels import MLA_KERNEL_SHARE
 from .precision import PRECISIONS
 from .prepared import Prepared
 from .runtime import (
@@ -28,7 +29,9 @@ _BASE_ASSUMPTIONS = (
     f"Each MoE layer adds {MOE_FIXED_S_PER_LAYER_VLLM * 1e6:g} µs (vLLM/SGLang/TensorRT-LLM) "
     f"or {MOE_FIXED_S_PER_LAYER_LLAMA_CPP * 1e6:g} µs (llama.cpp/Ollama/MLX) and each MLA layer "
     f"{MLA_FIXED_S_PER_LAYER * 1e6:g} µs of fixed kernel time per forward pass (routing, "
-    "dispatch/combine, absorbed-attention kernels); no speculative decoding / MTP",
+    "dispatch/combine, absorbed-attention kernels); today's vLLM/SGLang/TensorRT-LLM MLA and "
+    f"block-FP8 kernels take {MLA_KERNEL_SHARE:g} of both for an MLA model (DeepSeek), an "
+    "estimate; no speculative decoding / MTP",
     "Prefill time is for one prompt of prompt_tokens; time to first token excludes queueing",
     "Aggregate tokens/s counts only replicas that hold sequences; $ and J per token divide the "
     "whole build's cost and power (idle accelerators included) by generated tokens/s with each "

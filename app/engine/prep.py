@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .graph_capture import runs_without_graphs
+from .mla_kernels import MLA_KERNEL_RUNTIMES, MLA_KERNEL_SHARE
 from .precision import PRECISIONS, Precision, gemm_compute
 from .runtime import (
     LINK_DEFAULT_GBS,
@@ -292,13 +293,18 @@ def fixed_per_layer(rt: RuntimeProfile, build: BuildSpec) -> float:
     return efficiency(rt, build).fixed_s_per_layer
 
 
-def fixed_per_pass(rt: RuntimeProfile, build: BuildSpec, model: ModelSpec) -> float:
+def fixed_per_pass(
+    rt: RuntimeProfile, build: BuildSpec, model: ModelSpec, workload: Workload
+) -> float:
     """Fixed seconds of one forward pass over all layers: launches, MoE routing, MLA kernels."""
-    fixed = fixed_per_layer(rt, build) * model.num_hidden_layers
-    fixed += rt.moe_fixed_s_per_layer * model.moe_layers
+    kernels = rt.moe_fixed_s_per_layer * model.moe_layers
     if model.kv_lora_rank:
-        fixed += MLA_FIXED_S_PER_LAYER * model.num_hidden_layers
-    return fixed
+        kernels += MLA_FIXED_S_PER_LAYER * model.num_hidden_layers
+        # Today's MLA decode and block-FP8 kernels (vLLM, SGLang, TensorRT-LLM since spring
+        # 2025) take a share of the early-2025 time for an MLA model's attention and experts.
+        if rt.name in MLA_KERNEL_RUNTIMES and not workload.early_mla_kernels:
+            kernels *= MLA_KERNEL_SHARE
+    return fixed_per_layer(rt, build) * model.num_hidden_layers + kernels
 
 
 def launch_s_without_graphs(

@@ -185,7 +185,7 @@ def _prepare(build: BuildSpec, model: ModelSpec, workload: Workload) -> Prepared
         train_state_bytes_per_param=state_bytes,
         recompute=recompute,
         bandwidth_efficiency=bandwidth_efficiency(runtime, build),
-        fixed_pass_s=fixed_per_pass(runtime, build, model),
+        fixed_pass_s=fixed_per_pass(runtime, build, model, workload),
     )
 
 

@@ -192,8 +192,8 @@ PRE_CUDA_GRAPH_S_PER_LAYER = 22e-6
 # Fixed time per decode forward pass of one multi-head-latent-attention layer (DeepSeek-V3,
 # Kimi K2), beyond its bytes: absorbed MLA runs q_a/q_b/kv_a projections, two extra norms,
 # RoPE on the decoupled key, two per-head absorption BMMs and a latent-attention kernel, with
-# FP8 block-scaled activation quantisation before each projection. Hand-set from the
-# DeepSeek-V3 calibration rows (SGLang on 8x H200, vLLM on 8x H20: ~33 ms per token).
+# FP8 block-scaled activation quantisation before each projection. Hand-set from early-2025
+# DeepSeek-V3 rows (SGLang on 8x H200, vLLM on 8x H20: ~33 ms per token; see mla_kernels.py).
 MLA_FIXED_S_PER_LAYER = 250e-6
 
 # Tensor parallelism beyond 8 ways is rare for one model replica: all-reduce latency dominates.

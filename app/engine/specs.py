@@ -227,6 +227,11 @@ class Workload(HashedOnce):
     # (ggml-org/llama.cpp PR #6766); False: a build from before, launching every kernel from
     # the host (runtime.PRE_CUDA_GRAPH_S_PER_LAYER). Set for published runs of that age.
     cuda_graphs: bool = True
+    # vLLM / SGLang / TensorRT-LLM on a multi-head-latent-attention model (DeepSeek-V3/R1): True
+    # for a build from before the MLA decode and block-FP8 kernels of spring 2025 became its
+    # defaults (mla_kernels.MLA_KERNEL_SHARE); it pays the early-2025 fixed MLA and MoE kernel time.
+    # Set for published runs of that age; today's software is the default.
+    early_mla_kernels: bool = False
     training_tokens: int = 0
     lora_rank: int = 16
     model_flops_utilization: float | None = None  # None = documented default per mode

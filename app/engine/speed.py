@@ -6,6 +6,7 @@ import math
 
 from .collectives import allreduce_link
 from .graph_capture import host_floor, host_issue_s_without_graphs
+from .hops import pipeline_hop
 from .mmvq import mmvq_pass_s, mmvq_s_per_byte
 from .model_shape import distinct_experts
 from .plan import Prepared, kv_share, kv_tokens_weighted
@@ -13,32 +14,19 @@ from .prep import (
     efficiency,
     foreign_backend,
     launch_s_without_graphs,
-    link_for,
     matmul_compute,
     matmul_peak,
     prefill_efficiency,
     prefill_peak_flops,
 )
 from .results import Throughput, bottleneck_name, fill_throughput
-from .runtime import LINK_DEFAULT_GBS, LINK_EFFICIENCY, LINK_LATENCY_US, Efficiency
+from .runtime import LINK_EFFICIENCY, Efficiency
 from .specs import BuildSpec, ModelSpec, Workload
 
 ACTIVATION_BYTES = 2.0  # hidden states cross links in 16-bit
 # Without flash attention ggml writes a layer's K*Q scores in F32, softmaxes them in place and
 # reads them back for the product with V (memory.score_buffer_bytes): 4 + 8 + 4 bytes a score.
 UNFUSED_SCORE_BYTES = 16.0
-
-
-def _hop(build: BuildSpec, tp: int, pp: int) -> tuple[float, float]:
-    """(bandwidth bytes/s, latency s) of one pipeline hop; hops cross nodes when stages do."""
-    if pp > 1 and tp * pp > build.accelerators_per_node:
-        net = build.inter_node_link
-        if tp * pp <= build.pooled_domain_accelerators:
-            return link_for(build, 1)[:2]
-        bw_gbs = net.bandwidth_gbps / 8 if net.bandwidth_gbps else LINK_DEFAULT_GBS[net.kind]
-        lat = net.latency_us if net.latency_us is not None else LINK_LATENCY_US[net.kind]
-        return bw_gbs * 1e9, lat * 1e-6
-    return link_for(build, 1)[:2]
 
 
 class DecodeModel:
@@ -83,11 +71,10 @@ class DecodeModel:
             message = 2.0 * (tp - 1) / tp * model.hidden_size * ACTIVATION_BYTES
             self.comm_per_token = 2 * layers * message / (link_bw * LINK_EFFICIENCY)
         if pp > 1:
-            hop_bw, hop_lat = _hop(build, tp, pp)
+            hop_bw, hop_lat = pipeline_hop(build, tp, pp)
             self.hop_fixed = (pp - 1) * hop_lat
-            self.hop_per_token = (
-                (pp - 1) * model.hidden_size * ACTIVATION_BYTES / (hop_bw * LINK_EFFICIENCY)
-            )
+            hop_bytes = (pp - 1) * model.hidden_size * ACTIVATION_BYTES
+            self.hop_per_token = hop_bytes / (hop_bw * LINK_EFFICIENCY)
 
     def parts(self, batch: float) -> tuple[float, float, float, float]:
         """(memory, compute, communication, fixed) seconds for one pass of `batch` sequences."""
@@ -97,8 +84,7 @@ class DecodeModel:
             weights += self.moe_layers * used * self.expert
         mem = (weights + batch * self.kv_per_seq) / self.bw
         comp = batch * self.flops_per_token / self.flops
-        if self.mmvq[0] or self.mmvq[1]:  # overlapped with the loads: max()-ed like the FLOPs
-            comp = max(comp, mmvq_pass_s(self.mmvq, batch, self.nonexpert, weights))
+        comp = max(comp, mmvq_pass_s(self.mmvq, batch, self.nonexpert, weights))  # overlapped
         comm = self.comm_fixed + batch * self.comm_per_token + self.hop_fixed
         comm += batch * self.hop_per_token
         return mem, comp, comm, self.fixed
@@ -168,10 +154,15 @@ def prefill(
     tp: int,
     pp: int,
     prompts: int = 1,
+    pipeline_full: bool = False,
 ) -> float:
     """Seconds to prefill `prompts` prompts of workload.prompt_tokens, packed into the
     runtime's prefill passes (a server batches short prompts up to its token budget: the
-    weight reads and per-pass fixed costs are shared, the FLOPs and attention are not)."""
+    weight reads and per-pass fixed costs are shared, the FLOPs and attention are not).
+
+    `pipeline_full`: with pp stages, the seconds of pipeline the prompts occupy while other
+    requests' micro-batches keep every stage busy (a serving stream), i.e. one stage's share
+    and no fill or drain; otherwise the latency of the prompts alone in the pipeline."""
     acc = build.accelerator
     rt = p.runtime
     backend = None if workload.backend is None else foreign_backend(rt, build, workload)
@@ -198,14 +189,19 @@ def prefill(
             + 2.0 * (tp - 1) / tp * n * model.hidden_size * ACTIVATION_BYTES
             / (bw * LINK_EFFICIENCY)
         )
-    if pp > 1:
+    if pp > 1 and pipeline_full:
+        # Each stage spends total/pp on these prompts and works on other micro-batches the
+        # rest of the time; the activations still cross every hop (concurrently).
+        hop_bw, _ = pipeline_hop(build, tp, pp)
+        total = total / pp + n * model.hidden_size * ACTIVATION_BYTES / hop_bw
+    elif pp > 1:
         # Chunks flow through the stages: (chunks + pp - 1) stage-slots of total/pp each, the
         # pipeline refilled for every call when the runtime drains it between calls (llama.cpp).
         in_flight = chunks
         if rt.prefill_pipeline_tokens is not None:
             in_flight = min(chunks, -(-rt.prefill_pipeline_tokens // rt.prefill_chunk_tokens))
         total = total / pp * (in_flight + pp - 1) / in_flight
-        hop_bw, hop_lat = _hop(build, tp, pp)
+        hop_bw, hop_lat = pipeline_hop(build, tp, pp)
         total += (pp - 1) * (hop_lat + n * model.hidden_size * ACTIVATION_BYTES / hop_bw)
     return total + rt.fixed_s_per_step
 
@@ -312,8 +308,13 @@ class PackedPrefill:
     def _packed_prefill_s(self) -> float | None:
         if self.batch_r <= 1:
             return None
-        packed = packed_prompts(self.p.runtime.prefill_chunk_tokens, self.workload.prompt_tokens)
-        if packed <= 1:
+        rt = self.p.runtime
+        packed = packed_prompts(rt.prefill_chunk_tokens, self.workload.prompt_tokens)
+        # A runtime that keeps pp micro-batches in flight (vLLM, SGLang, TensorRT-LLM: no
+        # per-call drain, prefill_pipeline_tokens None) overlaps this prompt's stages with the
+        # other requests' work, so its share is one stage's time (docs/engine.md 6).
+        full = self.pp > 1 and rt.prefill_pipeline_tokens is None
+        if packed <= 1 and not full:
             return self.ttft
         args = (self.p, self.model, self.build, self.workload, self.tp, self.pp)
-        return prefill(*args, packed) / packed
+        return prefill(*args, packed, pipeline_full=full) / packed

@@ -103,8 +103,9 @@ def test_data_parallel_attention_holds_many_more_requests_than_tp8_for_mla() -> 
 
 def test_one_user_at_a_strict_speed_keeps_the_tensor_parallel_plan() -> None:
     # One request decodes faster when all eight GPUs split every weight read (TP) than when
-    # one GPU reads the whole replicated attention (EP): at a tight per-user limit TP wins.
-    slo = ServiceLevel(tokens_per_s_per_user_min=28)
+    # one GPU reads the whole replicated attention (EP): at a tight per-user limit TP wins
+    # (one request: ~57 tokens/s under TP 8, ~41 under EP 8, today's MLA kernels).
+    slo = ServiceLevel(tokens_per_s_per_user_min=48)
     curve = serving_curve(DGX_H200, DEEPSEEK, FP8, CHAT, slo)
     assert curve.at_slo is not None
     assert curve.plan.expert_parallel == curve.plan.tensor_parallel == 8

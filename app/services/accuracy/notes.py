@@ -5,6 +5,7 @@ then reported under "Not predicted" with the reason, never dropped; docs/engine.
 
 import re
 from datetime import date
+from types import MappingProxyType
 
 from app.schemas.measurement import MeasurementIn
 
@@ -72,6 +73,38 @@ def unpredictable(record: MeasurementIn) -> str | None:
         if record.metric in metrics and stated_flag(record, flag, not value) == value:
             return reason
     return None
+
+
+# vLLM, SGLang and TensorRT-LLM took up today's MLA decode and block-FP8 kernels in spring 2025
+# (mla_kernels.MLA_KERNEL_SHARE; SGLang made FA3 MLA its Hopper default in PR #5210, 2025-04-09,
+# released in v0.4.5). A run is from before when its stated version predates each runtime's first
+# release after 2025-04-01, or, with no version, when its source does (`as_of`: the software
+# cannot be newer than its source).
+MLA_KERNELS_SINCE = date(2025, 4, 1)
+FIRST_MLA_KERNEL_RELEASE = MappingProxyType(
+    {"sglang": (0, 4, 5), "vllm": (0, 8, 3), "trt-llm": (0, 18)}
+)
+
+
+def release(version: str) -> tuple[int, ...]:
+    """The leading numbers of a version string ("0.7.4.dev181+gf35f8e22" -> (0, 7, 4))."""
+    numbers = []
+    for piece in version.split(".")[:3]:
+        found = re.match(r"\d+", piece)
+        if found is None:
+            break
+        numbers.append(int(found.group()))
+    return tuple(numbers)
+
+
+def before_mla_kernels(record: MeasurementIn) -> bool:
+    """A vLLM / SGLang / TensorRT-LLM run from before today's MLA kernels (docs/engine.md 5)."""
+    first = FIRST_MLA_KERNEL_RELEASE.get(record.runtime)
+    if first is None:
+        return False
+    if record.runtime_version:
+        return release(record.runtime_version) < first
+    return record.as_of < MLA_KERNELS_SINCE
 
 
 def before_cuda_graphs(record: MeasurementIn) -> bool:

@@ -1,0 +1,53 @@
+"""A serving row's software generation, read from its stated version or its source's date."""
+
+from sqlalchemy.orm import Session
+
+from app.caching import snapshot
+from app.services.accuracy import measurement_cases
+from app.services.accuracy.notes import release
+from app.services.catalog import import_document
+
+from .test_measurements import measurement
+
+
+def _vllm(slug: str, **changes: object) -> dict[str, object]:
+    fields: dict[str, object] = {
+        "hardware": {"accelerator": "h100-sxm", "count": 1},
+        "runtime": "vllm",
+        "precision": "bf16",
+    }
+    return measurement(slug, **{**fields, **changes})
+
+
+def test_rows_before_todays_mla_kernels_are_marked_by_version_else_by_source_date(
+    session: Session,
+) -> None:
+    rows = [
+        _vllm("t-v074", runtime_version="0.7.4.dev181+gf35f8e22", as_of="2025-09-01"),
+        _vllm("t-v011", runtime_version="0.11.0", as_of="2025-03-01"),
+        _vllm("t-march", as_of="2025-03-18"),
+        _vllm("t-july", as_of="2025-07-10"),
+        _vllm("t-sglang-043", runtime="sglang", runtime_version="0.4.3.post2"),
+        measurement("t-llama-cpp", as_of="2024-01-01"),
+    ]
+    assert import_document(session, {"measurements": rows}, actor="t").ok
+    cases = measurement_cases(snapshot(session)).cases
+    mine = {str(r["slug"]) for r in rows}
+    early = {c.slug: c.workload.early_mla_kernels for c in cases if c.slug in mine}
+    # A stated version decides (0.7.4 predates vLLM's first release after April 2025 whatever
+    # the row's date); without one the source's date bounds the software.
+    assert early == {
+        "t-v074": True,
+        "t-v011": False,
+        "t-march": True,
+        "t-july": False,
+        "t-sglang-043": True,
+        "t-llama-cpp": False,  # llama.cpp runs its own kernels
+    }
+
+
+def test_release_reads_the_leading_numbers_of_a_version() -> None:
+    assert release("0.7.4.dev181+gf35f8e22") == (0, 7, 4)
+    assert release("0.4.3.post2") == (0, 4, 3)
+    assert release("1.2.0rc1") == (1, 2, 0)
+    assert release("0.17.post1.dev") == (0, 17)
