@@ -48,13 +48,13 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import MappingProxyType
+from types import MappingProxyType, ModuleType
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from app.engine import runtime  # noqa: E402
+from app.engine import mmvq, prep, runtime  # noqa: E402
 from app.engine.plan import clear_prepared  # noqa: E402
 from app.engine.prep import foreign_backend  # noqa: E402
 from app.engine.runtime import DEVICE_CLASSES, RUNTIMES, Efficiency  # noqa: E402
@@ -393,20 +393,58 @@ def table_of(result: Fit) -> dict[Key, Efficiency]:
 # ---- cross-validation and output ----------------------------------------------------------------
 
 
+# Hand-set engine constants read off one source's rows rather than fitted here: (module that
+# reads it, name, the value that switches its effect off, the source it was read from). When
+# that source is held out, its fold runs with the neutral value (fit and prediction alike), so
+# its rows' errors are held out as well instead of repeating the rows the constant was set on.
+ANCHORED: tuple[tuple[ModuleType, str, float, str], ...] = (
+    (mmvq, "MMVQ_ISSUE_EFFICIENCY", math.inf, "github.com/ggml-org/llama.cpp/pull/4766"),
+    (prep, "MLA_KERNEL_SHARE", 1.0, "github.com/tenstorrent/tt-inference-server/issues/356"),
+)
+
+
+@contextmanager
+def without_constants_set_on(source: str) -> Iterator[bool]:
+    """Inside this block the ANCHORED constants read off `source` take their neutral values;
+    yields whether any did (nothing changes, and no memo is dropped, otherwise)."""
+    chosen = [(m, name, neutral) for m, name, neutral, anchor in ANCHORED if anchor == source]
+    saved = [(m, name, getattr(m, name)) for m, name, _ in chosen]
+    for m, name, neutral in chosen:
+        setattr(m, name, neutral)
+    if chosen:
+        clear_prepared()
+    try:
+        yield bool(chosen)
+    finally:
+        for m, name, value in saved:
+            setattr(m, name, value)
+        if chosen:
+            clear_prepared()
+
+
 def cross_validated(
     cases: Sequence[Case], tables: Tables | None = None
 ) -> tuple[list[RowResult], list[RowResult]]:
-    """Leave-one-source-out engine results (constants refitted without each source) and the
-    naive roofline's results on the same cases."""
+    """Leave-one-source-out engine results (constants refitted without each source; ANCHORED
+    constants neutral in their own source's fold) and the naive roofline's results on the same
+    cases."""
     tables = tables or Tables(cases)
     index = {id(c): i for i, c in enumerate(cases)}
+    sources = {c.source for c in cases}
 
     def fit(training: Sequence[Case]) -> Callable[[Case], Predicted]:
-        table = table_of(fit_cases(cases, tables, [index[id(c)] for c in training]))
+        (held_out,) = sources - {c.source for c in training}
+        indices = [index[id(c)] for c in training]
+        with without_constants_set_on(held_out) as anchored:
+            # The grid losses depend on the constants: an anchored fold computes its own.
+            table = table_of(fit_cases(cases, Tables(cases) if anchored else tables, indices))
 
         def predictor(case: Case) -> Predicted:
             with constants(table):
-                return uncached_engine_predictor(case)
+                if not anchored:
+                    return uncached_engine_predictor(case)
+                with without_constants_set_on(held_out):
+                    return uncached_engine_predictor(case)
 
         return predictor
 

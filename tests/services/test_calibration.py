@@ -224,3 +224,26 @@ def test_decode_is_also_reported_by_software_generation(calibrate: types.ModuleT
     assert (before["rows"], today["rows"]) == (2, 2)
     assert before["engine"]["median_error"] == pytest.approx(0.5)
     assert today["engine"]["median_error"] == pytest.approx(0.1)
+
+
+def test_constants_set_on_a_source_are_neutral_in_its_own_fold(
+    calibrate: types.ModuleType,
+) -> None:
+    from app.engine import mmvq, prep
+
+    assert {(m, name) for m, name, _, _ in calibrate.ANCHORED} == {
+        (mmvq, "MMVQ_ISSUE_EFFICIENCY"),
+        (prep, "MLA_KERNEL_SHARE"),
+    }
+
+    def current() -> tuple[float, float]:
+        return mmvq.MMVQ_ISSUE_EFFICIENCY, prep.MLA_KERNEL_SHARE
+
+    before = current()
+    with calibrate.without_constants_set_on("github.com/ggml-org/llama.cpp/pull/4766") as hit:
+        assert hit
+        assert current() == (float("inf"), before[1])  # another source's constant stays
+    assert current() == before
+    with calibrate.without_constants_set_on("github.com/ggml-org/llama.cpp/pull/47660") as hit:
+        assert not hit
+        assert current() == before
