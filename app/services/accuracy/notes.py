@@ -18,6 +18,7 @@ LLAMA_CPP_RUNTIMES = ("llama.cpp", "ollama")
 CUDA_GRAPHS_SINCE = date(2024, 5, 8)
 PREFILL = ("prefill_tokens_per_s",)
 SPEEDS = ("prefill_tokens_per_s", "decode_tokens_per_s")
+FIT = ("out_of_memory",)
 
 # (flag, the value a note states that makes the figure unpredictable, metrics, reason). Flags
 # read elsewhere: flash_attention (llama.cpp's score buffer, memory.score_buffer_bytes; default
@@ -41,6 +42,17 @@ UNPREDICTABLE = (
         False,
         PREFILL,
         "Vulkan device without matrix cores is not modelled (stated in the notes)",
+    ),
+    # An out-of-memory its source reports as one release's regression: the same settings on the
+    # same machine run on the release before (ollama #11744: 0.11.2 runs, 0.11.3 does not). The
+    # engine sizes what a model needs, not one release's allocator bug; the run that fits stays
+    # predicted.
+    (
+        "release_regression",
+        True,
+        FIT,
+        "an out-of-memory reported as one release's regression (the release before runs it) "
+        "is not modelled",
     ),
     # A model larger than the card, run through the Windows driver's shared-memory fallback.
     (
