@@ -248,6 +248,11 @@ class Workload(HashedOnce):
     # llama.cpp's GPU kernel backend (cuda / rocm / vulkan / metal / sycl): it decides the
     # prefill shares (prep.prefill_efficiency). None: the device's native one.
     backend: str | None = None
+    # llama.cpp's physical batch (`-ub`, n_ubatch): the prompt tokens of one forward pass, whose
+    # weight reads, fixed costs and tokens per expert it sets (speed.prefill_pass_tokens).
+    # None: the runtime's default (RuntimeProfile.prefill_chunk_tokens, 512 for llama.cpp); the
+    # accuracy service sets it where a measurement states its n_ubatch.
+    prefill_ubatch_tokens: int | None = None
 
     # Hashed once (HashedOnce): the engine keys its memo of per-call quantities by the workload.
     def __post_init__(self) -> None:

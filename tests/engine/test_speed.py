@@ -280,6 +280,22 @@ def test_prefill_after_cached_context_attends_to_it_up_to_the_window() -> None:
     assert capped[0] < capped[1] < capped[2] == pytest.approx(capped[3], rel=1e-9)
 
 
+
+def test_a_larger_ubatch_prefills_a_long_prompt_in_fewer_passes() -> None:
+    # llama-bench -ub 2048: a 2,048-token prompt is one forward pass, not four of 512; each
+    # pass reads the weights and pays the per-layer fixed costs once, so it is no slower.
+    from dataclasses import replace
+
+    build = BuildSpec("1x 4090", RTX4090)
+    w = Workload(precision="q4_0", runtime="llama.cpp", prompt_tokens=2048, context_tokens=2048)
+    default = estimate(build, spec(LLAMA_8B), w).throughput.time_to_first_token_s
+    one_pass = replace(w, prefill_ubatch_tokens=2048)
+    assert estimate(build, spec(LLAMA_8B), one_pass).throughput.time_to_first_token_s < default
+    as_default = replace(w, prefill_ubatch_tokens=512)
+    assert estimate(build, spec(LLAMA_8B), as_default).throughput.time_to_first_token_s == (
+        pytest.approx(default, rel=1e-12)
+    )
+
 def test_a_foreign_kernel_backend_takes_its_own_prefill_shares(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

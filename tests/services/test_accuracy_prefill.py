@@ -73,3 +73,14 @@ def test_a_first_timed_call_after_a_smaller_warm_up_is_not_predicted(session: Se
     cases = measurement_cases(snapshot(session))
     assert "first timed call" in {s.slug: s.reason for s in cases.skipped}["t-pp-first"]
     assert "t-pp-later" in {c.slug for c in cases.cases}
+
+
+def test_a_stated_n_ubatch_reaches_the_prefill_workload(session: Session) -> None:
+    rows = [
+        _prefill("t-pp-ub", notes="llama-bench -ngl 99, n_ubatch 2048, fa 1, test 'pp2048'."),
+        _prefill("t-pp-default"),
+    ]
+    assert import_document(session, {"measurements": rows}, actor="t").ok
+    cases = {c.slug: c for c in measurement_cases(snapshot(session)).cases}
+    assert cases["t-pp-ub"].workload.prefill_ubatch_tokens == 2048
+    assert cases["t-pp-default"].workload.prefill_ubatch_tokens is None

@@ -79,6 +79,12 @@ def stated_flag(record: MeasurementIn, name: str, default: bool) -> bool:
     return default if found is None else found.group(1) == "on"
 
 
+def stated_ubatch(record: MeasurementIn) -> int | None:
+    """llama.cpp's physical batch as the row's note quotes its run (`n_ubatch 2048`), else None."""
+    found = re.search(r"\bn_ubatch[ =](\d+)\b", record.notes)
+    return None if found is None else int(found.group(1))
+
+
 def unpredictable(record: MeasurementIn) -> str | None:
     """Why the row's own note makes its figure unpredictable (None: it does not)."""
     for flag, value, metrics, reason in UNPREDICTABLE:
