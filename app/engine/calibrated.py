@@ -50,13 +50,13 @@ ROWS: dict[str, tuple[int, int]] = {
 # pair is the runtime's hand-set one (moe_prefill_compute None: as prefill_compute);
 # a backend key's non-prefill values are its device class's.
 EFFICIENCY: dict[tuple[str, ...], tuple[float, float, float, float, float | None]] = {
-    ("llama.cpp", "Apple unified"): (0.7782, 0.5637, 0.139, 0.00012, 0.05024),
+    ("llama.cpp", "Apple unified"): (0.7782, 0.5637, 0.139, 0.00012, 0.05637),
     ("llama.cpp", "Apple unified", "vulkan"): (0.7782, 0.2244, 0.139, 0.00012, 0.05024),
-    ("llama.cpp", "CUDA/ROCm unified"): (0.8603, 0.2244, 0.139, 0.00012, 0.05024),
+    ("llama.cpp", "CUDA/ROCm unified"): (0.8603, 0.2244, 0.139, 0.00012, 0.05637),
     ("llama.cpp", "CUDA/ROCm unified", "vulkan"): (0.8603, 0.2244, 0.139, 0.00012, 0.05024),
-    ("llama.cpp", "HBM datacenter"): (0.8603, 0.317, 0.139, 0.00012, 0.05024),
+    ("llama.cpp", "HBM datacenter"): (0.8603, 0.317, 0.139, 0.00012, 0.05637),
     ("llama.cpp", "HBM datacenter", "vulkan"): (0.8603, 0.2244, 0.139, 0.00012, 0.05024),
-    ("llama.cpp", "discrete GDDR"): (0.9045, 0.317, 0.139, 6e-05, 0.05024),
+    ("llama.cpp", "discrete GDDR"): (0.9045, 0.317, 0.139, 6e-05, 0.05637),
     ("llama.cpp", "discrete GDDR", "vulkan"): (0.9045, 0.2244, 0.139, 6e-05, 0.05024),
     ("mlx", "Apple unified"): (0.8182, 0.6, 0.15, 6e-05, None),
     ("mlx", "CUDA/ROCm unified"): (0.8182, 0.6, 0.15, 6e-05, None),

@@ -455,3 +455,19 @@ def test_llama_cpp_decode_without_flash_attention_reads_the_cache_once_per_query
     assert extra_long - extra_short == pytest.approx((ratio - 1) * cache_read, rel=1e-6)
     vllm = dataclasses.replace(fused, runtime="vllm", precision="int4")
     assert memory_s(dataclasses.replace(vllm, flash_attention=False)) == memory_s(vllm)
+
+
+def test_mxfp4_gguf_runs_llama_cpps_block_kernels_not_the_fp4_tensor_rate() -> None:
+    # ggml-cuda's MMQ takes MXFP4 like Q4_0 (q8_1 activations, int8 MMA); vLLM's FP4 GEMMs
+    # run at the card's FP4 rate where it has one.
+    from app.engine.precision import PRECISIONS
+    from app.engine.prep import matmul_compute
+    from app.engine.runtime import RUNTIMES
+
+    blackwell = dataclasses.replace(RTX6000, fp4_tflops=2020.0, fp8_tflops=1010.0)
+    mxfp4, q4_0 = PRECISIONS["mxfp4"], PRECISIONS["q4_0"]
+    for name in ("llama.cpp", "ollama"):
+        assert matmul_compute(RUNTIMES[name], blackwell, mxfp4) == (
+            matmul_compute(RUNTIMES[name], blackwell, q4_0)
+        )
+    assert matmul_compute(RUNTIMES["vllm"], blackwell, mxfp4) == "fp4"
