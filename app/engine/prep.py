@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .graph_capture import cuda_without_graphs
-from .precision import PRECISIONS, Precision, gemm_compute
+from .precision import PRECISIONS, Precision, gemm_compute, ggml_gemm_compute
 from .runtime import (
     LINK_DEFAULT_GBS,
     LINK_LATENCY_US,
@@ -70,18 +70,6 @@ def card_peak_flops(acc: AcceleratorSpec, compute: str) -> tuple[float, str]:
     return acc.fp16_tflops * 1e12, "fp16"
 
 
-# MXFP4 in a GGUF file is one more ggml block format (block_mxfp4, 17 B / 32 weights) to
-# llama.cpp and Ollama: ggml-cuda's MMQ takes it like Q4_0 or Q8_0 (ggml_cuda_should_use_mmq lists
-# GGML_TYPE_MXFP4 with them; on Turing and newer MMQ serves every batch size), quantising the
-# activations to q8_1 and multiplying on int8 MMA, and MMVQ does the same dot products for
-# decode. It is not the card's FP4 tensor rate, which a vLLM / TensorRT-LLM FP4 GEMM reaches.
-# Native FP4 MMA on Blackwell came with ggml-org/llama.cpp PR #17906 (2025-12, "experimental",
-# pp512 1.26x on an RTX PRO 6000, not FP4's 2x over int8): the engine rates MXFP4 GGUF like
-# the other GGUF formats (precision.py), an estimate that is a little slow for those builds.
-GGML_BLOCK_FP4 = frozenset({"mxfp4"})
-GGUF_COMPUTE = PRECISIONS["q4_0"].compute
-
-
 def matmul_compute(
     rt: RuntimeProfile, acc: AcceleratorSpec, precision: Precision, backend: str | None = None
 ) -> str:
@@ -93,8 +81,8 @@ def matmul_compute(
     if rt.ggml_layout and slow_fp16(acc):
         quantized = precision.family == "gguf" and precision.bits_per_weight < 16.0
         return "int8" if quantized and backend is None else "fp32"
-    if rt.ggml_layout and precision.name in GGML_BLOCK_FP4:
-        return GGUF_COMPUTE
+    if rt.ggml_layout:
+        return ggml_gemm_compute(precision, backend)
     return gemm_compute(precision, backend)
 
 

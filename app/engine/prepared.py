@@ -65,6 +65,11 @@ class Prepared:
         default_factory=dict, init=False, compare=False, repr=False
     )
 
+    def pass_tokens(self, workload: Workload) -> int:
+        """Prompt tokens of one prefill forward pass: the workload's llama.cpp n_ubatch where
+        given, else the runtime's chunk."""
+        return workload.prefill_ubatch_tokens or self.runtime.prefill_chunk_tokens
+
 
 def kv_tokens_weighted(p: Prepared, tokens: int) -> float:
     """Layer-tokens held for one sequence of `tokens` (windowed layers capped)."""

@@ -249,7 +249,7 @@ class Workload(HashedOnce):
     # prefill shares (prep.prefill_efficiency). None: the device's native one.
     backend: str | None = None
     # llama.cpp's physical batch (`-ub`, n_ubatch): the prompt tokens of one forward pass, whose
-    # weight reads, fixed costs and tokens per expert it sets (speed.prefill_pass_tokens).
+    # weight reads, fixed costs and tokens per expert it sets (Prepared.pass_tokens).
     # None: the runtime's default (RuntimeProfile.prefill_chunk_tokens, 512 for llama.cpp); the
     # accuracy service sets it where a measurement states its n_ubatch.
     prefill_ubatch_tokens: int | None = None

@@ -17,13 +17,7 @@ from .prep import (
     prefill_peak_flops,
 )
 from .results import Throughput, bottleneck_name, fill_throughput
-from .runtime import (
-    LINK_DEFAULT_GBS,
-    LINK_EFFICIENCY,
-    LINK_LATENCY_US,
-    Efficiency,
-    RuntimeProfile,
-)
+from .runtime import LINK_DEFAULT_GBS, LINK_EFFICIENCY, LINK_LATENCY_US, Efficiency
 from .specs import BuildSpec, ModelSpec, Workload
 
 ACTIVATION_BYTES = 2.0  # hidden states cross links in 16-bit
@@ -158,12 +152,6 @@ def _decode_coefficients(
     return known
 
 
-def prefill_pass_tokens(rt: RuntimeProfile, workload: Workload) -> int:
-    """Prompt tokens of one prefill forward pass: the workload's llama.cpp n_ubatch where
-    given, else the runtime's chunk."""
-    return workload.prefill_ubatch_tokens or rt.prefill_chunk_tokens
-
-
 def packed_prompts(rt_chunk_tokens: int, prompt_tokens: int) -> int:
     """How many prompts of this length one prefill pass of `rt_chunk_tokens` holds (>= 1)."""
     return max(1, rt_chunk_tokens // max(1, prompt_tokens))
@@ -212,8 +200,8 @@ def prefill(
         # pipeline refilled for every call when the runtime drains it between calls (llama.cpp).
         in_flight = chunks
         if rt.prefill_pipeline_tokens is not None:
-            per_pass = prefill_pass_tokens(rt, workload)
-            in_flight = min(chunks, max(1, -(-rt.prefill_pipeline_tokens // per_pass)))
+            calls = -(-rt.prefill_pipeline_tokens // p.pass_tokens(workload))
+            in_flight = min(chunks, max(1, calls))
         total = total / pp * (in_flight + pp - 1) / in_flight
         hop_bw, hop_lat = _hop(build, tp, pp)
         total += (pp - 1) * (hop_lat + n * model.hidden_size * ACTIVATION_BYTES / hop_bw)
@@ -244,7 +232,7 @@ def _prefill_work(
     # Every weight is read at least once (all experts once the prompt is long enough).
     used = distinct_experts(model.n_routed_experts, model.num_experts_per_tok, n)
     weight_bytes = p.nonexpert_body_bytes + p.head_bytes + model.moe_layers * used * p.expert_bytes
-    chunks = max(1, -(-n // prefill_pass_tokens(p.runtime, workload)))
+    chunks = max(1, -(-n // p.pass_tokens(workload)))
     eff = None if workload.backend is not None else prefill_efficiency(p.runtime, build, workload)
     attention = model.attention_flops_per_context_token * causal
     scores = 0.0
