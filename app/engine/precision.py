@@ -132,6 +132,25 @@ def gemm_compute(precision: Precision, backend: str | None) -> str:
         return "fp32"
     return precision.compute
 
+
+# MXFP4 in a GGUF file is one more ggml block format (block_mxfp4, 17 B / 32 weights) to
+# llama.cpp and Ollama: ggml-cuda's MMQ takes it like Q4_0 or Q8_0 (ggml_cuda_should_use_mmq lists
+# GGML_TYPE_MXFP4 with them; on Turing and newer MMQ serves every batch size), quantising the
+# activations to q8_1 and multiplying on int8 MMA, and MMVQ does the same dot products for
+# decode. It is not the card's FP4 tensor rate, which a vLLM / TensorRT-LLM FP4 GEMM reaches.
+# Native FP4 MMA on Blackwell came with ggml-org/llama.cpp PR #17906 (2025-12, "experimental",
+# pp512 1.26x on an RTX PRO 6000, not FP4's 2x over int8): the engine rates MXFP4 GGUF like
+# the other GGUF formats, an estimate that is a little slow for those builds.
+GGML_BLOCK_FP4 = frozenset({"mxfp4"})
+
+
+def ggml_gemm_compute(precision: Precision, backend: str | None) -> str:
+    """gemm_compute for llama.cpp and Ollama: a ggml block format (MXFP4 included) at the
+    GGUF rate."""
+    if precision.name in GGML_BLOCK_FP4:
+        return PRECISIONS["q4_0"].compute
+    return gemm_compute(precision, backend)
+
 # KV-cache formats (vLLM --kv-cache-dtype, llama.cpp --cache-type-k/v).
 KV_BITS: MappingProxyType[str, float] = MappingProxyType(
     {

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .graph_capture import runs_without_graphs
 from .mla_kernels import MLA_KERNEL_RUNTIMES, MLA_KERNEL_SHARE
-from .precision import PRECISIONS, Precision, gemm_compute
+from .precision import PRECISIONS, Precision, gemm_compute, ggml_gemm_compute
 from .runtime import (
     LINK_DEFAULT_GBS,
     LINK_LATENCY_US,
@@ -82,7 +82,7 @@ def matmul_compute(
     if rt.ggml_layout and slow_fp16(acc):
         quantized = precision.family == "gguf" and precision.bits_per_weight < 16.0
         return "int8" if quantized and backend is None else "fp32"
-    return gemm_compute(precision, backend)
+    return (ggml_gemm_compute if rt.ggml_layout else gemm_compute)(precision, backend)
 
 
 def matmul_peak(rt: RuntimeProfile, acc: AcceleratorSpec, precision: Precision) -> float:

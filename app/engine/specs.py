@@ -254,9 +254,11 @@ class Workload(HashedOnce):
     # prefill shares (prep.prefill_efficiency). None: the device's native one.
     backend: str | None = None
     # Tokens one scheduler step may process, prompt and decode together (vLLM's
-    # max_num_batched_tokens, SGLang's chunked_prefill_size, TensorRT-LLM's max_num_tokens): the
-    # size of a prefill pass, of the activation workspace the runtime reserves for it, and the
-    # prompt chunk. None: the runtime profile's prefill_chunk_tokens (token_budget.token_budget).
+    # max_num_batched_tokens, SGLang's chunked_prefill_size, TensorRT-LLM's max_num_tokens,
+    # llama.cpp's physical batch `-ub` / n_ubatch): the size of a prefill pass (its weight reads,
+    # fixed costs and tokens per expert), of the activation workspace the runtime reserves for
+    # it, and the prompt chunk. None: the runtime profile's prefill_chunk_tokens
+    # (token_budget.token_budget; 512 for llama.cpp).
     prefill_token_budget: int | None = None
 
     # Hashed once (HashedOnce): the engine keys its memo of per-call quantities by the workload.

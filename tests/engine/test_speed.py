@@ -310,6 +310,22 @@ def test_prefill_after_cached_context_attends_to_it_up_to_the_window() -> None:
     assert capped[0] < capped[1] < capped[2] == pytest.approx(capped[3], rel=1e-9)
 
 
+
+def test_a_larger_ubatch_prefills_a_long_prompt_in_fewer_passes() -> None:
+    # llama-bench -ub 2048: a 2,048-token prompt is one forward pass, not four of 512; each
+    # pass reads the weights and pays the per-layer fixed costs once, so it is no slower.
+    from dataclasses import replace
+
+    build = BuildSpec("1x 4090", RTX4090)
+    w = Workload(precision="q4_0", runtime="llama.cpp", prompt_tokens=2048, context_tokens=2048)
+    default = estimate(build, spec(LLAMA_8B), w).throughput.time_to_first_token_s
+    one_pass = replace(w, prefill_token_budget=2048)
+    assert estimate(build, spec(LLAMA_8B), one_pass).throughput.time_to_first_token_s < default
+    as_default = replace(w, prefill_token_budget=512)
+    assert estimate(build, spec(LLAMA_8B), as_default).throughput.time_to_first_token_s == (
+        pytest.approx(default, rel=1e-12)
+    )
+
 def test_a_foreign_kernel_backend_takes_its_own_prefill_shares(
     calibration,
 ) -> None:
@@ -462,3 +478,19 @@ def test_a_ring_all_reduce_across_nodes_runs_at_the_node_network_not_a_gpu_share
     assert allreduce_link(CLUSTER, 16)[0] == pytest.approx(50e9)
     # Inside a node nothing changes.
     assert allreduce_link(CLUSTER, 8) == link_for(CLUSTER, 8)
+
+
+def test_mxfp4_gguf_runs_llama_cpps_block_kernels_not_the_fp4_tensor_rate() -> None:
+    # ggml-cuda's MMQ takes MXFP4 like Q4_0 (q8_1 activations, int8 MMA); vLLM's FP4 GEMMs
+    # run at the card's FP4 rate where it has one.
+    from app.engine.precision import PRECISIONS
+    from app.engine.prep import matmul_compute
+    from app.engine.runtime import RUNTIMES
+
+    blackwell = dataclasses.replace(RTX6000, fp4_tflops=2020.0, fp8_tflops=1010.0)
+    mxfp4, q4_0 = PRECISIONS["mxfp4"], PRECISIONS["q4_0"]
+    for name in ("llama.cpp", "ollama"):
+        assert matmul_compute(RUNTIMES[name], blackwell, mxfp4) == (
+            matmul_compute(RUNTIMES[name], blackwell, q4_0)
+        )
+    assert matmul_compute(RUNTIMES["vllm"], blackwell, mxfp4) == "fp4"

@@ -235,6 +235,21 @@ def test_runs_on_the_cpu_are_not_predicted(session: Session) -> None:
     assert "t-gpu" in {c.slug for c in cases.cases}
 
 
+
+def test_an_oom_reported_as_a_release_regression_is_not_predicted(session: Session) -> None:
+    # ollama #11744: the same settings run on 0.11.2 and run out of memory on 0.11.3.
+    fact = {"metric": "out_of_memory", "unit": "bool", "output_tokens": 0}
+    regression = measurement(
+        "t-oom-0113", value=True, notes="release_regression=on", runtime="ollama", **fact
+    )
+    runs = measurement("t-fits-0112", value=False, runtime="ollama", **fact)
+    speed = measurement("t-tg", notes="release_regression=on")  # a speed is not an OOM fact
+    rows = [regression, runs, speed]
+    assert import_document(session, {"measurements": rows}, actor="t").ok
+    cases = measurement_cases(snapshot(session))
+    assert "regression" in {s.slug: s.reason for s in cases.skipped}["t-oom-0113"]
+    assert {c.slug for c in cases.cases} >= {"t-fits-0112", "t-tg"}
+
 def test_the_report_follows_an_import(session: Session) -> None:
     before = accuracy_report(snapshot(session))
     session.commit()

@@ -61,3 +61,26 @@ def test_a_rocm_prefill_stated_without_hipblaslt_is_not_predicted(session: Sessi
     skipped = {s.slug: s.reason for s in cases.skipped}
     assert "hipBLASLt" in skipped["t-pp-rocblas"]
     assert {c.slug for c in cases.cases} >= {"t-pp-hblt", "t-tg-rocblas"}
+
+
+def test_a_first_timed_call_after_a_smaller_warm_up_is_not_predicted(session: Session) -> None:
+    # llama-batched-bench warms up on 16 tokens: its first 512-token prompt is not steady state.
+    rows = [
+        _prefill("t-pp-first", notes="PP=512 B=1, the table's first call: first_timed_call=on."),
+        _prefill("t-pp-later", notes="PP=512 B=2."),
+    ]
+    assert import_document(session, {"measurements": rows}, actor="t").ok
+    cases = measurement_cases(snapshot(session))
+    assert "first timed call" in {s.slug: s.reason for s in cases.skipped}["t-pp-first"]
+    assert "t-pp-later" in {c.slug for c in cases.cases}
+
+
+def test_a_stated_n_ubatch_reaches_the_prefill_workload(session: Session) -> None:
+    rows = [
+        _prefill("t-pp-ub", notes="llama-bench -ngl 99, n_ubatch 2048, fa 1, test 'pp2048'."),
+        _prefill("t-pp-default"),
+    ]
+    assert import_document(session, {"measurements": rows}, actor="t").ok
+    cases = {c.slug: c for c in measurement_cases(snapshot(session)).cases}
+    assert cases["t-pp-ub"].workload.prefill_token_budget == 2048
+    assert cases["t-pp-default"].workload.prefill_token_budget is None

@@ -42,8 +42,10 @@ Predicted = float | bool | None
 # same page translated, one document. GitHub paths start with an owner instead (not a locale).
 _LOCALE = re.compile(r"[a-z]{2}(?:-[a-z]{2,4})?")
 _GITHUB_AT_REF = re.compile(r"/([^/]+)/([^/]+)/(?:blob|tree|raw)/[^/]+/(.+)")
-# The same document under two addresses (the old and the current path of one post; the two
-# record the same table): mapped to one of them.
+# The same document under two addresses (the old and the current path of one post): mapped to
+# one of them, so that a row imported under either address folds with the other. The rows once
+# transcribed from the old address (d19-d25, f05) were the post's own table a second time and
+# were removed as duplicates; the vllm-oci-* and fit-vllm-mi300xx8-* rows keep it.
 SAME_DOCUMENT = {
     "blogs.oracle.com/cloud-infrastructure/serving-llama-31-405b-model-with-amd-mi300x-gpus":
     "blogs.oracle.com/cloud-infrastructure/post/serving-llama-31-405b-model-with-amd-mi300x-gpus",

@@ -35,6 +35,7 @@ from .notes import (
     before_mla_kernels,
     stated_flag,
     stated_tokens,
+    stated_ubatch,
     unpredictable,
 )
 from .placement import offloads, published_placement
@@ -202,6 +203,10 @@ def _workload(record: MeasurementIn) -> Workload:
     if metric == "prefill_tokens_per_s" and depth:
         # llama-bench `-d N`: the prompt is prefilled after N tokens already in the KV cache.
         work = replace(work, prefill_depth_tokens=depth)
+    ubatch = stated_ubatch(record)
+    if ubatch is not None and record.runtime in LLAMA_CPP_RUNTIMES:
+        # llama-bench `-ub N` as the note quotes it ("n_ubatch 2048"): N tokens per pass.
+        work = replace(work, prefill_token_budget=ubatch)
     work = replace(
         work,
         flash_attention=stated_flag(record, "flash_attention", default=True),

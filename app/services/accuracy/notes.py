@@ -19,6 +19,7 @@ LLAMA_CPP_RUNTIMES = ("llama.cpp", "ollama")
 CUDA_GRAPHS_SINCE = date(2024, 5, 8)
 PREFILL = ("prefill_tokens_per_s",)
 SPEEDS = ("prefill_tokens_per_s", "decode_tokens_per_s")
+FIT = ("out_of_memory",)
 
 # (flag, the value a note states that makes the figure unpredictable, metrics, reason). Flags
 # read elsewhere: flash_attention (llama.cpp's score buffer, memory.score_buffer_bytes; default
@@ -44,6 +45,26 @@ UNPREDICTABLE = (
         PREFILL,
         "Vulkan device without matrix cores is not modelled (stated in the notes)",
     ),
+    # An out-of-memory its source reports as one release's regression: the same settings on the
+    # same machine run on the release before (ollama #11744: 0.11.2 runs, 0.11.3 does not). The
+    # engine sizes what a model needs, not one release's allocator bug; the run that fits stays
+    # predicted.
+    (
+        "release_regression",
+        True,
+        FIT,
+        "an out-of-memory reported as one release's regression (the release before runs it) "
+        "is not modelled",
+    ),
+    # The first timed call of a benchmark whose warm-up was smaller: llama-batched-bench warms
+    # up on 16 tokens, so its first 512-token prompt pays the one-off costs of that size (the
+    # B=1 row of the DGX Spark tables takes longer than the B=2 row's twice as many tokens).
+    (
+        "first_timed_call",
+        True,
+        PREFILL,
+        "a benchmark's first timed call after a smaller warm-up is not a steady-state rate",
+    ),
     # A model larger than the card, run through the Windows driver's shared-memory fallback.
     (
         "sysmem_fallback",
@@ -64,6 +85,12 @@ def stated_tokens(record: MeasurementIn, name: str) -> int | None:
     """A runtime's token setting as the row's note states it (`name=N`, e.g. the launch
     command's `--max-model-len 32768` written `max_model_len=32768`), else None."""
     found = re.search(rf"\b{name}=(\d+)\b", record.notes)
+    return None if found is None else int(found.group(1))
+
+
+def stated_ubatch(record: MeasurementIn) -> int | None:
+    """llama.cpp's physical batch as the row's note quotes its run (`n_ubatch 2048`), else None."""
+    found = re.search(r"\bn_ubatch[ =](\d+)\b", record.notes)
     return None if found is None else int(found.group(1))
 
 
