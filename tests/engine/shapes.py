@@ -137,6 +137,10 @@ H200 = AcceleratorSpec(
 H100 = AcceleratorSpec("H100 SXM", 80, 3350, 989, fp8_tflops=1979, tdp_w=700)
 RTX6000 = AcceleratorSpec("RTX 6000 Ada", 48, 960, 364, fp8_tflops=728, tdp_w=300)
 M2_ULTRA = AcceleratorSpec("M2 Ultra", 192, 800, 27.2, memory_kind="unified")
+# The catalogue's Tesla P40: FP16 at 1/64 of FP32 (estimate), NVIDIA's 47 TOPS INT8.
+P40 = AcceleratorSpec(
+    "NVIDIA Tesla P40", 24, 346, 0.18, int8_tops=47, vendor="NVIDIA", memory_type="GDDR5"
+)
 DESKTOP = BuildSpec("4x RTX 4090", RTX4090, 1, 4, IntraNodeLink("pcie", 32))
 CLUSTER = BuildSpec(
     "2x DGX H200", H200, 2, 8, IntraNodeLink("nvswitch", 450), InterNodeLink("infiniband", 400)

@@ -18,11 +18,8 @@ from app.engine.precision import PRECISIONS
 from app.engine.prepared import prepare
 from app.engine.speed import DecodeModel
 
-from .shapes import H100, LLAMA_3_8B, M2_ULTRA
+from .shapes import H100, LLAMA_3_8B, M2_ULTRA, P40
 
-P40 = AcceleratorSpec(
-    "NVIDIA Tesla P40", 24, 346, 0.18, int8_tops=47, vendor="NVIDIA", memory_type="GDDR5"
-)
 RTX3090 = AcceleratorSpec("NVIDIA GeForce RTX 3090", 24, 936.2, 71, vendor="NVIDIA")
 RTX4090 = AcceleratorSpec("NVIDIA GeForce RTX 4090", 24, 1008, 165.2, vendor="NVIDIA")
 RX7900 = AcceleratorSpec("AMD Radeon RX 7900 XTX", 24, 960, 122.8, vendor="AMD")

@@ -27,12 +27,8 @@ from app.engine.prep import (
     slow_fp16,
 )
 
-from .shapes import H200, LLAMA_3_8B, RTX4090
+from .shapes import H200, LLAMA_3_8B, P40, RTX4090
 
-# The catalogue's Tesla P40: FP16 at 1/64 of FP32 (estimate), NVIDIA's 47 TOPS INT8.
-P40 = AcceleratorSpec(
-    "NVIDIA Tesla P40", 24, 346, 0.18, int8_tops=47, vendor="NVIDIA", memory_type="GDDR5"
-)
 P100 = AcceleratorSpec("NVIDIA Tesla P100", 16, 732, 18.7, vendor="NVIDIA")  # fast FP16, no dp4a
 RTX8000 = AcceleratorSpec("NVIDIA Quadro RTX 8000", 48, 672, 130.5, vendor="NVIDIA")
 LLAMA, OLLAMA, VLLM = RUNTIMES["llama.cpp"], RUNTIMES["ollama"], RUNTIMES["vllm"]
