@@ -317,4 +317,3 @@ def launch_s_without_graphs(
     if not runs_without_graphs(rt, build, workload):
         return 0.0
     return PRE_CUDA_GRAPH_S_PER_LAYER * model.num_hidden_layers
-

@@ -37,7 +37,9 @@ VLLM_DEFAULT_MAX_NUM_BATCHED_TOKENS = 2048
 VLLM_MLA_UNCHUNKED = ((0, 7, 1), (0, 8, 0))
 
 
-def _release(version: str) -> tuple[int, int, int] | None:
+def release_numbers(version: str) -> tuple[int, int, int] | None:
+    """(major, minor, patch) of a version string ("v0.7.4.dev181+gf35f8e22" -> (0, 7, 4)), or
+    None when it does not start with a number."""
     found = re.match(r"v?(\d+)\.(\d+)(?:\.(\d+))?", version.strip())
     if found is None:
         return None
@@ -58,7 +60,7 @@ def vllm_unchunked_budget(
     run's `--max-model-len`, else the model's max_position_embeddings (vLLM's default)."""
     if version is None or model.kv_lora_rank is None:
         return None
-    release = _release(version)
+    release = release_numbers(version)
     low, high = VLLM_MLA_UNCHUNKED
     if release is None or not low <= release < high:
         return None

@@ -3,8 +3,8 @@
 from sqlalchemy.orm import Session
 
 from app.caching import snapshot
+from app.engine.token_budget import release_numbers
 from app.services.accuracy import measurement_cases
-from app.services.accuracy.notes import release
 from app.services.catalog import import_document
 
 from .test_measurements import measurement
@@ -47,7 +47,9 @@ def test_rows_before_todays_mla_kernels_are_marked_by_version_else_by_source_dat
 
 
 def test_release_reads_the_leading_numbers_of_a_version() -> None:
-    assert release("0.7.4.dev181+gf35f8e22") == (0, 7, 4)
-    assert release("0.4.3.post2") == (0, 4, 3)
-    assert release("1.2.0rc1") == (1, 2, 0)
-    assert release("0.17.post1.dev") == (0, 17)
+    assert release_numbers("0.7.4.dev181+gf35f8e22") == (0, 7, 4)
+    assert release_numbers("0.4.3.post2") == (0, 4, 3)
+    assert release_numbers("1.2.0rc1") == (1, 2, 0)
+    assert release_numbers("0.17.post1.dev") == (0, 17, 0)
+    assert release_numbers("v0.5.7") == (0, 5, 7)
+    assert release_numbers("main") is None

@@ -7,6 +7,7 @@ import re
 from datetime import date
 from types import MappingProxyType
 
+from app.engine.token_budget import release_numbers
 from app.schemas.measurement import MeasurementIn
 
 # Runtimes with llama.cpp's kernels: there, tensor parallel over several cards means its row split.
@@ -109,19 +110,8 @@ def unpredictable(record: MeasurementIn) -> str | None:
 # cannot be newer than its source).
 MLA_KERNELS_SINCE = date(2025, 4, 1)
 FIRST_MLA_KERNEL_RELEASE = MappingProxyType(
-    {"sglang": (0, 4, 5), "vllm": (0, 8, 3), "trt-llm": (0, 18)}
+    {"sglang": (0, 4, 5), "vllm": (0, 8, 3), "trt-llm": (0, 18, 0)}
 )
-
-
-def release(version: str) -> tuple[int, ...]:
-    """The leading numbers of a version string ("0.7.4.dev181+gf35f8e22" -> (0, 7, 4))."""
-    numbers = []
-    for piece in version.split(".")[:3]:
-        found = re.match(r"\d+", piece)
-        if found is None:
-            break
-        numbers.append(int(found.group()))
-    return tuple(numbers)
 
 
 def before_mla_kernels(record: MeasurementIn) -> bool:
@@ -129,8 +119,9 @@ def before_mla_kernels(record: MeasurementIn) -> bool:
     first = FIRST_MLA_KERNEL_RELEASE.get(record.runtime)
     if first is None:
         return False
-    if record.runtime_version:
-        return release(record.runtime_version) < first
+    stated = release_numbers(record.runtime_version) if record.runtime_version else None
+    if stated is not None:
+        return stated < first
     return record.as_of < MLA_KERNELS_SINCE
 
 
