@@ -86,8 +86,9 @@ def plan_estimator(
     request's KV cache on one rank only, the routed experts' bytes split over the group (in
     slices by tensor parallel there, whole experts here: the same bytes); its MoE traffic is
     priced as the all-to-all (an all-gather / reduce-scatter there)."""
-    runtime = workload.runtime or run(workload).plan.runtime
-    sizes = ep_sizes(build, model, runtime) if data_parallel_attention else ()
+    if not data_parallel_attention:
+        return run
+    sizes = ep_sizes(build, model, workload.runtime or run(workload).plan.runtime)
     if not sizes:
         return run
     ep = sizes[0]
