@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .graph_capture import decode_kernels, host_issue_s_without_graphs
+from .precision import gguf_file_type
 from .prep import GB, is_apple, launch_s_without_graphs, link_for, peak_flops, usable_fraction
 from .prepared import Prepared
 from .results import Finding, MemoryBreakdown, Throughput
@@ -95,12 +96,11 @@ def estimate_findings(
         and p.runtime.name in ("llama.cpp", "ollama")
         and p.precision.bits_per_weight < 16
     ):
-        closest = "Q8_0" if p.precision.bits_per_weight >= 8 else "Q4_K_M"
         out.append(
             Finding(
                 "caution",
                 f"{p.runtime.name} runs GGUF files: {p.precision.name} weights are estimated "
-                f"as given; the closest GGUF format is {closest}",
+                f"as given; the closest GGUF format is {gguf_file_type(p.precision)}",
             )
         )
     if (

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from .precision import PRECISIONS, gguf_file_type
 from .specs import BuildSpec, Workload
 
 # Flags are each runtime's documented CLI: `vllm serve --help`, `python -m
@@ -107,9 +108,12 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._/-]+")
 @lru_cache(maxsize=1024)
 def model_ref_for(model: str, runtime: str, precision: str) -> str:
     """What the command names: the repository id (or a slug of the model's name), and for
-    llama.cpp a GGUF file name at the chosen quantisation; shell-safe characters only."""
+    llama.cpp a GGUF file name at the chosen quantisation (the closest GGUF type for a format
+    GGUF lacks, as the finding says); shell-safe characters only."""
     base = model if "/" in model else model.lower()
     base = _UNSAFE.sub("-", base).strip("-/") or "model"
     if runtime == "llama.cpp":
-        return f"{base.rsplit('/', 1)[-1]}-{precision.upper()}.gguf"
+        known = PRECISIONS.get(precision)
+        file_type = gguf_file_type(known) if known else _UNSAFE.sub("-", precision.upper())
+        return f"{base.rsplit('/', 1)[-1]}-{file_type}.gguf"
     return base

@@ -125,6 +125,23 @@ PRECISIONS: MappingProxyType[str, Precision] = MappingProxyType({p.name: p for p
 BF16_SCALAR_BACKENDS = frozenset({"vulkan"})
 
 
+# GGUF file types llama.cpp names for 16/32-bit weights (gguf-py GGMLQuantizationType).
+_GGUF_FLOAT_TYPES = MappingProxyType(
+    {"fp32": "F32", "fp16": "F16", "bf16": "BF16", "mxfp4": "MXFP4"}
+)
+
+
+def gguf_file_type(precision: Precision) -> str:
+    """The GGUF type a llama.cpp file of this precision is named for: its own for GGUF formats
+    and the float types GGUF has, else the closest one llama.cpp ships (GGUF has no FP8, INT8 or
+    AWQ/GPTQ type: 8-bit formats become Q8_0, smaller ones Q4_K_M)."""
+    if precision.family == "gguf":
+        return precision.name.upper()
+    if precision.name in _GGUF_FLOAT_TYPES:
+        return _GGUF_FLOAT_TYPES[precision.name]
+    return "Q8_0" if precision.bits_per_weight >= 8 else "Q4_K_M"
+
+
 def gemm_compute(precision: Precision, backend: str | None) -> str:
     """The rate kind a precision's weight GEMMs run at on a kernel backend: "fp32" for BF16 on
     a backend without a bf16 matrix path (BF16_SCALAR_BACKENDS), else precision.compute."""

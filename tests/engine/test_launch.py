@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from app.engine import Workload, estimate, model_spec_from_hf_config
 
-from .shapes import FOUR_4090, LLAMA_8B
+from .shapes import FOUR_4090, LLAMA_3_8B, LLAMA_8B
 
 
 def test_launch_command_is_shell_safe_whatever_the_model_name():
@@ -16,3 +16,17 @@ def test_launch_command_is_shell_safe_whatever_the_model_name():
     command = e.plan.launch_command
     assert command.startswith("vllm serve x-rm-")
     assert not any(c in command for c in ";$`'\"|()~&<>")
+
+
+def test_llama_cpp_launch_names_a_gguf_type_that_exists_for_a_format_gguf_lacks():
+    # GGUF has no FP8 type: the file named must be the closest one the finding names (Q8_0).
+    e = estimate(FOUR_4090, LLAMA_3_8B, Workload(precision="fp8", runtime="llama.cpp"))
+    assert "-Q8_0.gguf" in e.plan.launch_command
+    assert any("closest GGUF format is Q8_0" in f.message for f in e.findings)
+
+
+def test_llama_cpp_launch_keeps_a_gguf_format_and_names_bf16_as_gguf_does():
+    gguf = estimate(FOUR_4090, LLAMA_3_8B, Workload(precision="q4_k_m", runtime="llama.cpp"))
+    bf16 = estimate(FOUR_4090, LLAMA_3_8B, Workload(precision="bf16", runtime="llama.cpp"))
+    assert "-Q4_K_M.gguf" in gguf.plan.launch_command
+    assert "-BF16.gguf" in bf16.plan.launch_command
