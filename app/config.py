@@ -34,6 +34,9 @@ class Settings(BaseSettings):
     port: int = Field(default=8000, ge=1, le=65535)
     workers: int = Field(default=1, ge=1, le=64)
     seed_on_start: bool = True
+    # Each `serve` worker computes the catalog-wide caches in the background as it starts
+    # (app/web/warm_up.py), so its first visitors do not wait seconds for them.
+    warm_caches: bool = True
     templates_dir: Path = data_dir("templates")
     static_dir: Path = data_dir("static")
     seed_dir: Path = data_dir("seed_data")

@@ -29,6 +29,7 @@ from app.errors import (
 from app.middleware import add_production_middleware, tune_gc_for_serving
 from app.problems import render_problem
 from app.services.app_secrets import SESSION_SIGNING_KEY, shared_secret
+from app.web.warm_up import start_warm_up
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -87,6 +88,8 @@ def app_factory() -> FastAPI:
     """Entry point for uvicorn workers (`--factory`): settings from the environment."""
     app = create_app()
     tune_gc_for_serving()  # worker processes only: see app/middleware/__init__.py
+    if app.state.settings.warm_caches:
+        start_warm_up(app.state.sessionmaker, app.state.settings)
     return app
 
 
