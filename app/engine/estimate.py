@@ -71,8 +71,12 @@ def estimate(
         alternative = estimate(
             build, model, replace(workload, runtime="llama.cpp"), costs, model_ref=model_ref
         )
+        desktop = not serves_in_production(build)
+        if workload.runtime is None and desktop and alternative.fits:
+            # The owner of a desktop of mixed cards runs what fits them: llama.cpp.
+            return _with_finding(alternative, Finding("info", runtime_chosen_for_parts(answer)))
         finding = offload_alternative(answer.runtime, alternative)
-        if workload.runtime is None:
+        if workload.runtime is None and not desktop:
             # The choice is stated: a datacenter build keeps its serving runtime.
             finding = Finding(finding.severity, DATACENTER_RUNTIME_KEPT + finding.message)
         return _with_finding(answer, finding)
@@ -83,6 +87,15 @@ RUNTIME_CHOSEN_FOR_OFFLOAD = (
     "Runtime llama.cpp chosen automatically: the model does not fit in the cards' memory, and "
     "llama.cpp keeps the rest in host RAM (vLLM and SGLang need every weight on the cards)"
 )
+
+def runtime_chosen_for_parts(serving: Estimate) -> str:
+    """Why a desktop's automatic runtime became llama.cpp when the serving runtime did not fit."""
+    return (
+        f"Runtime llama.cpp chosen automatically: {serving.runtime} does not fit the model on "
+        f"these cards ({serving.verdict.removeprefix('No — ')}); llama.cpp splits whole layers "
+        "by each card's free memory and keeps what is left in host RAM"
+    )
+
 
 DATACENTER_RUNTIME_KEPT = (
     "Runtime chosen automatically for a datacenter build: its serving runtime, not llama.cpp. "

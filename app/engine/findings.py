@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .graph_capture import decode_kernels, host_issue_s_without_graphs
-from .precision import gguf_file_type
+from .precision import GGML_BLOCK_FP4, ggml_gemm_compute, gguf_file_type
 from .prep import GB, is_apple, launch_s_without_graphs, link_for, peak_flops, usable_fraction
 from .prepared import Prepared
 from .results import Finding, MemoryBreakdown, Throughput
@@ -72,7 +72,8 @@ def estimate_findings(
         and tp * pp > build.accelerators_per_node
     ):
         out.append(Finding("blocker", "The split spans nodes but the build has no inter-node link"))
-    compute = p.precision.compute
+    # llama.cpp runs an MXFP4 GGUF at its block-kernel rate, not a tensor FP4 rate.
+    compute = ggml_gemm_compute(p.precision, None) if p.runtime.ggml_layout else p.precision.compute
     _, used = peak_flops(build, compute)
     if compute in ("fp8", "fp4", "int8") and used != compute:
         out.append(
@@ -93,6 +94,7 @@ def estimate_findings(
     elif (
         p.mode == "inference"
         and p.precision.family != "gguf"
+        and p.precision.name not in GGML_BLOCK_FP4  # MXFP4 is a GGUF type (gpt-oss files)
         and p.runtime.name in ("llama.cpp", "ollama")
         and p.precision.bits_per_weight < 16
     ):

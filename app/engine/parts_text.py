@@ -144,6 +144,26 @@ def parts_findings(build: BuildSpec, p: Prepared, placement: Placement | None) -
     return out
 
 
+# Brand words a card's catalog name starts with that a "2× RTX 3090" label leaves out.
+_LABEL_PREFIXES = ("NVIDIA ", "GeForce ", "AMD ")
+
+
+def short_card_name(name: str) -> str:
+    """A card's name without its brand words: "NVIDIA GeForce RTX 3090" -> "RTX 3090"."""
+    for prefix in _LABEL_PREFIXES:
+        name = name.removeprefix(prefix)
+    return name
+
+
+def accelerators_label(spec: BuildSpec) -> str:
+    """The cards of one node in words: "2× RTX 3090 + 1× RTX 4090" (same cards counted once)."""
+    counts: dict[str, int] = {}
+    for group in spec.accelerator_groups:
+        name = short_card_name(group.accelerator.name)
+        counts[name] = counts.get(name, 0) + group.count_per_node
+    return " + ".join(f"{count}× {name}" for name, count in counts.items())
+
+
 def parts_verdict(memory: MemoryBreakdown, placement: Placement) -> str:
     """The Yes answer of a build whose parts make the model fit."""
     if placement.offload == "none":
@@ -179,10 +199,26 @@ def parts_no_fit(
         )
     elif offload_off and build.host is not None and build.host.ram_gb:
         extra.append(Finding("info", "Offload to host RAM is off (workload offload=none)"))
+    memory = replace(base.memory, available_total_gb=sum(caps) / GB)
     return replace(
         base,
         fits=False,
+        verdict=no_fit_verdict(build, memory, ram_bytes),
         throughput=None,
         findings=base.findings + tuple(extra),
-        memory=replace(base.memory, available_total_gb=sum(caps) / GB),
+        memory=memory,
+    )
+
+
+def no_fit_verdict(build: BuildSpec, memory: MemoryBreakdown, ram_bytes: float | None) -> str:
+    """The No answer of a build of parts (the first card kind's own verdict may say Yes: its
+    estimate assumed identical cards and no whole-layer rounding)."""
+    cards = f"{accelerators_label(build)} ({build.total_memory_gb:,.0f} GB in all)"
+    if ram_bytes is not None:
+        return f"No — {cards}; offload would need {ram_bytes / GB:,.0f} GB of host RAM"
+    if memory.total_gb > memory.available_total_gb:
+        return f"No — {cards}; needs {memory.total_gb:,.0f} GB"
+    return (
+        f"No — {cards}; needs {memory.total_gb:,.0f} GB of {memory.available_total_gb:,.0f} GB "
+        "usable, but whole layers per card leave some card short of room for its share"
     )

@@ -12,6 +12,7 @@ from sqlalchemy import select
 
 from app.caching import Snapshot
 from app.engine import BuildSpec
+from app.engine.parts_text import accelerators_label
 from app.errors import FieldError, NotFound
 from app.models import TIERS, Build
 from app.schemas.build import BuildListItem, BuildRead
@@ -67,26 +68,6 @@ def pooled_memory_gb(spec: BuildSpec) -> float:
     if spec.is_mixed:  # mixed cards never share a pool (TP needs identical cards): the smallest
         return min(g.accelerator.memory_gb for g in spec.accelerator_groups)
     return spec.accelerator.memory_gb * spec.pooled_domain_accelerators
-
-
-# Brand words a card's catalog name starts with that a "2× RTX 3090" label leaves out.
-_LABEL_PREFIXES = ("NVIDIA ", "GeForce ", "AMD ")
-
-
-def short_card_name(name: str) -> str:
-    """A card's name without its brand words: "NVIDIA GeForce RTX 3090" -> "RTX 3090"."""
-    for prefix in _LABEL_PREFIXES:
-        name = name.removeprefix(prefix)
-    return name
-
-
-def accelerators_label(spec: BuildSpec) -> str:
-    """The cards of one node in words: "2× RTX 3090 + 1× RTX 4090" (same cards counted once)."""
-    counts: dict[str, int] = {}
-    for group in spec.accelerator_groups:
-        name = short_card_name(group.accelerator.name)
-        counts[name] = counts.get(name, 0) + group.count_per_node
-    return " + ".join(f"{count}× {name}" for name, count in counts.items())
 
 
 @dataclass(frozen=True)

@@ -25,10 +25,11 @@ from sqlalchemy.orm import Session
 
 from app.caching import Snapshot, snapshot
 from app.engine import CostAssumptions
+from app.engine.parts_text import short_card_name
 from app.pagination import ListResult, page_of
 from app.schemas.build import BuildListItem, BuildRead
 from app.schemas.listing import BuildQuery
-from app.services.build_rows import TIER_ORDER, BuildRow, build_rows, find_build, short_card_name
+from app.services.build_rows import TIER_ORDER, BuildRow, build_rows, find_build
 from app.services.engine_runs import catalog_estimate, simple_workload
 from app.services.listing import contains, sort_rows
 from app.services.model_profiles import find_model_profile
