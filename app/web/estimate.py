@@ -140,7 +140,7 @@ def estimate_page(request: Request, session: SessionDep, settings: SettingsDep) 
         # The query evaluate() answered (a fetched hf_id config is memoised by the Hub client).
         body, _ = request_from_form(with_hub_config(raw, settings))
         accuracy_notes = accuracy_notes_for_estimate(
-            snapshot(session), parse_estimate_request(body)
+            snapshot(session), parse_estimate_request(body), answer
         )
     return render(
         request,

@@ -93,3 +93,22 @@ def test_estimate_says_how_well_the_engine_does_for_its_group(web: TestClient) -
         f"decode tokens/s estimates for llama.cpp on discrete GDDR: median error {median}% "
         f"over {group['rows']} measurements" in text
     )
+
+
+def test_estimate_of_mixed_cards_cites_the_mixed_card_group_of_the_runtime_it_ran(
+    web: TestClient,
+) -> None:
+    # Automatic runtime on a desktop of mixed cards: the answer runs llama.cpp, so the note is
+    # llama.cpp's mixed-card group, not the request's default runtime on one card's class.
+    params = {"build": "2x-rtx-3090-1x-rtx-4090-desktop", "model": "llama-3-8b"}
+    page = web.get("/estimate", params={**params, "precision": "q4_k_m"})
+    text = parse(page.text).one("main").text()
+    assert "decode tokens/s estimates for llama.cpp on mixed cards: median error" in text
+    assert "on discrete GDDR" not in text
+
+
+def test_pages_of_mixed_and_offloading_builds_cite_their_own_groups(web: TestClient) -> None:
+    mixed = parse(web.get("/builds/2x-rtx-3090-1x-rtx-4090-desktop").text).one("main").text()
+    offload = parse(web.get("/builds/1x-rtx-4090-128gb-ddr5").text).one("main").text()
+    assert "estimates for llama.cpp on mixed cards: median error" in mixed
+    assert "estimates for llama.cpp on CPU offload: median error" in offload

@@ -4,15 +4,16 @@ from collections.abc import Iterable
 from typing import Any
 
 from app.caching import Snapshot
-from app.engine.prep import accelerator_class, resolve_runtime
+from app.engine.prep import accelerator_class
 from app.engine.runtime import device_class
 from app.schemas.estimate import EstimateRequest
+from app.schemas.estimate_answer import EstimateOut
 from app.services.accelerators import accelerator_rows
 from app.services.build_rows import build_rows, find_build
-from app.services.engine_runs import inline_build_spec, workload_spec
+from app.services.engine_runs import inline_build_spec
 from app.services.measurements import MeasurementRow, measurement_rows
 
-from .groups import FIT_METRIC, METRIC_LABELS, SPEED_METRICS
+from .groups import FIT_METRIC, METRIC_LABELS, MIXED_CLASS, OFFLOAD_CLASS, SPEED_METRICS
 from .report import accuracy_report
 
 
@@ -79,32 +80,50 @@ def build_device_class(snap: Snapshot, *, slug: str) -> str | None:
 
 def accuracy_notes_for_build(snap: Snapshot, *, slug: str) -> list[str]:
     """What the measurements say of the estimates that apply to this build: one sentence per
-    metric and runtime measured on its device class."""
+    metric and runtime measured on its groups (its accelerator's device class, or mixed cards;
+    CPU offload too where its host RAM is stated)."""
     kind = build_device_class(snap, slug=slug)
     if kind is None:
         return []
+    spec = build_rows(snap).by_slug[slug].spec
+    kinds = [MIXED_CLASS if spec.is_mixed else kind]
+    if spec.host is not None and spec.host.ram_gb and all(
+        g.accelerator.memory_kind != "unified" for g in spec.accelerator_groups
+    ):
+        kinds.append(OFFLOAD_CLASS)
     notes = []
     for summary in accuracy_report(snap)["groups"]:
-        if summary["device_class"] != kind or summary["metric"] == FIT_METRIC:
+        if summary["device_class"] not in kinds or summary["metric"] == FIT_METRIC:
             continue
         note = group_note(
-            snap, metric=summary["metric"], runtime=summary["runtime"], device_class=kind
+            snap,
+            metric=summary["metric"],
+            runtime=summary["runtime"],
+            device_class=summary["device_class"],
         )
         if note is not None:
             notes.append(note)
     return notes
 
 
-def accuracy_notes_for_estimate(snap: Snapshot, request: EstimateRequest) -> list[str]:
-    """What the measurements say of an estimate request's figures: one sentence per metric
-    measured for its runtime on its accelerator's device class."""
+def accuracy_notes_for_estimate(
+    snap: Snapshot, request: EstimateRequest, answer: EstimateOut
+) -> list[str]:
+    """What the measurements say of an estimate's figures: one sentence per metric measured for
+    the runtime the engine ran on the group the answer belongs to (a build that keeps weights in
+    host RAM, a build of mixed cards, else its accelerator's device class)."""
     if isinstance(request.build, str):
         build = find_build(snap, request.build, field="build").spec
     else:
         build = inline_build_spec(snap, request.build)
-    kind = accelerator_class(build.accelerator)
-    # The runtime the engine ran (the request may leave it to the inputs).
-    runtime = resolve_runtime(build, workload_spec(request.workload))
+    if answer.placement is not None and answer.placement.offload != "none":
+        kind = OFFLOAD_CLASS
+    elif build.is_mixed:
+        kind = MIXED_CLASS
+    else:
+        kind = accelerator_class(build.accelerator)
+    # The answer's runtime, not the request's: offload and mixed cards may switch it.
+    runtime = answer.plan.runtime
     notes = []
     for metric in SPEED_METRICS:
         note = group_note(snap, metric=metric, runtime=runtime, device_class=kind)
