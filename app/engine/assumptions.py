@@ -8,10 +8,13 @@ from .mla_kernels import MLA_KERNEL_SHARE
 from .precision import PRECISIONS
 from .prepared import Prepared
 from .runtime import (
+    CALIBRATION,
+    CALIBRATION_ALIASES,
     MLA_FIXED_S_PER_LAYER,
     MOE_FIXED_S_PER_LAYER_LLAMA_CPP,
     MOE_FIXED_S_PER_LAYER_VLLM,
-    RUNTIMES,
+    Efficiency,
+    RuntimeProfile,
 )
 from .specs import CostAssumptions
 
@@ -46,40 +49,53 @@ _PRECISION_TEXT = MappingProxyType(
         for name, p in PRECISIONS.items()
     }
 )
-_RUNTIME_TEXT = MappingProxyType(
-    {
-        name: (
-            f"Runtime {rt.name}: {rt.overhead_gb:g} GB overhead per accelerator, bandwidth "
-            f"efficiency {rt.bandwidth_efficiency:.0%}, prefill compute efficiency "
-            f"{rt.compute_efficiency:.0%}, decode compute efficiency "
-            f"{rt.decode_compute_efficiency:.0%}, fixed {rt.fixed_s_per_layer * 1e6:g} µs/layer + "
-            f"{rt.fixed_s_per_step * 1e3:g} ms/step"
-        )
-        for name, rt in RUNTIMES.items()
-    }
-)
+
+
+def runtime_text(rt: RuntimeProfile, device: str, eff: Efficiency) -> str:
+    """The runtime's constants as this estimate used them: the shares fitted for its device
+    class (runtime.efficiency), not the profile's hand-set starting values."""
+    fitted = (CALIBRATION_ALIASES.get(rt.name, rt.name), device) in CALIBRATION
+    source = (
+        "fitted to the catalog's measurements where they suffice (benchmarks/calibrate.py), "
+        "else hand-set"
+        if fitted
+        else "hand-set (too few measurements of this runtime to fit)"
+    )
+    return (
+        f"Runtime {rt.name} on {device}: {rt.overhead_gb:g} GB overhead per accelerator; "
+        f"achieved shares {source}: bandwidth {eff.bandwidth:.0%}, prefill compute "
+        f"{eff.prefill_compute:.0%} (routed experts {eff.routed_prefill_compute:.0%}), decode "
+        f"compute {eff.decode_compute:.0%}; fixed {eff.fixed_s_per_layer * 1e6:.3g} µs/layer + "
+        f"{rt.fixed_s_per_step * 1e3:g} ms/step"
+    )
 
 
 # Assumption tuples repeat for every build of a sweep: memoise them (bounded, frozen keys).
-_ASSUMPTIONS_CACHE: dict[tuple[str, str, str, CostAssumptions, float], tuple[str, ...]] = {}
+_AssumptionsKey = tuple[str, str, str, CostAssumptions, float, str, Efficiency]
+_ASSUMPTIONS_CACHE: dict[_AssumptionsKey, tuple[str, ...]] = {}
 _ASSUMPTIONS_CACHE_MAX = 256
 
 
-def assumptions(p: Prepared, costs: CostAssumptions, util: float) -> tuple[str, ...]:
-    """The assumptions stated with an estimate (memoised per precision, runtime and costs)."""
-    key = (p.precision.name, p.kv_precision, p.runtime.name, costs, util)
+def assumptions(
+    p: Prepared, costs: CostAssumptions, util: float, device: str, eff: Efficiency
+) -> tuple[str, ...]:
+    """The assumptions stated with an estimate (memoised per precision, runtime, device class,
+    efficiency and costs)."""
+    key = (p.precision.name, p.kv_precision, p.runtime.name, costs, util, device, eff)
     hit = _ASSUMPTIONS_CACHE.get(key)
     if hit is None:
         if len(_ASSUMPTIONS_CACHE) >= _ASSUMPTIONS_CACHE_MAX:
             _ASSUMPTIONS_CACHE.clear()
-        hit = _ASSUMPTIONS_CACHE[key] = _assumption_texts(p, costs, util)
+        hit = _ASSUMPTIONS_CACHE[key] = _assumption_texts(p, costs, util, device, eff)
     return hit
 
 
-def _assumption_texts(p: Prepared, costs: CostAssumptions, util: float) -> tuple[str, ...]:
+def _assumption_texts(
+    p: Prepared, costs: CostAssumptions, util: float, device: str, eff: Efficiency
+) -> tuple[str, ...]:
     return _BASE_ASSUMPTIONS + (
         f"{_PRECISION_TEXT[p.precision.name]}; KV cache {p.kv_precision}",
-        f"{_RUNTIME_TEXT[p.runtime.name]}; {util:.0%} of each accelerator's memory usable",
+        f"{runtime_text(p.runtime, device, eff)}; {util:.0%} of each accelerator's memory usable",
         f"Costs: purchase amortised over {costs.amortization_years:g} years, electricity "
         f"${costs.electricity_usd_per_kwh:g}/kWh at PUE {costs.pue:g}, utilisation "
         f"{costs.utilization:.0%}, host power +{costs.host_power_fraction:.0%} of accelerator TDP "

@@ -104,7 +104,7 @@ def test_estimate_of_mixed_cards_cites_the_mixed_card_group_of_the_runtime_it_ra
     page = web.get("/estimate", params={**params, "precision": "q4_k_m"})
     text = parse(page.text).one("main").text()
     assert "decode tokens/s estimates for llama.cpp on mixed cards: median error" in text
-    assert "on discrete GDDR" not in text
+    assert "estimates for llama.cpp on discrete GDDR" not in text
 
 
 def test_pages_of_mixed_and_offloading_builds_cite_their_own_groups(web: TestClient) -> None:

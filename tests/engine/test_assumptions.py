@@ -1,0 +1,32 @@
+"""The assumptions an estimate states are the constants it ran with (assumptions.py)."""
+
+from __future__ import annotations
+
+from app.engine import Workload, estimate
+from app.engine.prep import accelerator_class, efficiency
+from app.engine.runtime import RUNTIMES
+
+from .shapes import FOUR_4090, LLAMA_3_8B
+
+
+def _runtime_line(assumptions: tuple[str, ...]) -> str:
+    return next(a for a in assumptions if a.startswith("Runtime "))
+
+
+def test_the_runtime_assumption_states_the_fitted_shares_the_estimate_used():
+    for precision, runtime in (("bf16", "vllm"), ("q4_k_m", "llama.cpp")):
+        e = estimate(FOUR_4090, LLAMA_3_8B, Workload(precision=precision))
+        eff = efficiency(RUNTIMES[runtime], FOUR_4090)
+        line = _runtime_line(e.assumptions)
+        assert line.startswith(f"Runtime {runtime} on {accelerator_class(FOUR_4090.accelerator)}")
+        assert f"bandwidth {eff.bandwidth:.0%}" in line
+        assert f"decode compute {eff.decode_compute:.0%}" in line
+
+
+def test_the_runtime_assumption_does_not_state_the_profile_starting_value_when_fitted():
+    e = estimate(FOUR_4090, LLAMA_3_8B, Workload(precision="bf16", runtime="vllm"))
+    profile, used = RUNTIMES["vllm"], efficiency(RUNTIMES["vllm"], FOUR_4090)
+    line = _runtime_line(e.assumptions)
+    if round(profile.bandwidth_efficiency, 2) != round(used.bandwidth, 2):
+        assert f"bandwidth {profile.bandwidth_efficiency:.0%}" not in line
+    assert "fitted to the catalog's measurements" in line
