@@ -28,6 +28,13 @@ class LargestModel(BaseModel):
     params_total: int
     rule_of_thumb_gb: float
     verdict: str
+    offloaded: bool = Field(
+        default=False,
+        description="part of the weights stay in host RAM (llama.cpp offload): it runs, slowly",
+    )
+    decode_tokens_per_s: float | None = Field(
+        default=None, description="single-stream decode speed there, an estimate"
+    )
 
 
 class TierBuild(BaseModel):
@@ -38,6 +45,9 @@ class TierBuild(BaseModel):
     accelerator: str
     accelerator_name: str
     accelerator_count: int
+    accelerators_label: str = Field(
+        description='the cards of one node in words: "2× RTX 3090 + 1× RTX 4090"'
+    )
     nodes: int
     total_memory_gb: float
     pooled_memory_gb: float = Field(description="memory one scale-up domain shares")

@@ -5,7 +5,8 @@ Contract (callers: the JSON API and the home page):
   in order (always all three, possibly empty), builds in each by price (unknown last, ties by
   slug), each with total and pooled memory, price and `largest_model`: the catalog model with
   the most published parameters that fits at that precision and context with one sequence (null
-  when none fits). Cached per catalog version.
+  when none fits), whether it needs host-RAM offload and its estimated decode speed there.
+  Cached per catalog version.
 """
 
 from sqlalchemy.orm import Session
@@ -40,6 +41,8 @@ def largest_model(
                 params_total=model.params_total,
                 rule_of_thumb_gb=model.rule_of_thumb_gb(precision),
                 verdict=est.verdict,
+                offloaded=est.placement is not None and est.placement.offload != "none",
+                decode_tokens_per_s=est.throughput.decode_tokens_per_s if est.throughput else None,
             )
     return None
 

@@ -111,3 +111,32 @@ def test_home_page_shows_a_catalog_edit_at_once(client: TestClient, session: Ses
     after = client.get("/")
     assert "Renamed 4090 rig for the cache test" in after.text
     assert after.headers["etag"] != before.headers["etag"]
+
+
+def test_a_largest_model_that_needs_offload_says_so_with_its_speed(web: TestClient) -> None:
+    tiers = web.get("/api/v1/tiers").json()["tiers"]
+    builds = {b["slug"]: b for group in tiers for b in group["builds"]}
+    budget = builds["rtx-3060-12gb-64gb-ddr4-budget"]["largest_model"]
+    dgx = builds["2x-dgx-h200-cluster"]["largest_model"]
+    assert budget["offloaded"] and 0 < budget["decode_tokens_per_s"] < 5
+    assert not dgx["offloaded"] and dgx["decode_tokens_per_s"] > 0
+    doc = parse(web.get("/").text)
+    row = next(
+        r for r in doc.find_all("tr")
+        if r.find("th", scope="row") is not None
+        and r.one("th").text() == builds["rtx-3060-12gb-64gb-ddr4-budget"]["name"]
+    )
+    assert "with offload to host RAM" in row.text() and "tokens/s" in row.text()
+
+
+def test_a_mixed_build_lists_its_card_kinds_on_the_tier_line(web: TestClient) -> None:
+    tiers = web.get("/api/v1/tiers").json()["tiers"]
+    mixed = next(
+        b for g in tiers for b in g["builds"] if b["slug"] == "2x-rtx-3090-1x-rtx-4090-desktop"
+    )
+    assert mixed["accelerators_label"] == "2× RTX 3090 + 1× RTX 4090"
+    row = next(
+        r for r in parse(web.get("/").text).find_all("tr")
+        if r.find("th", scope="row") is not None and r.one("th").text() == mixed["name"]
+    )
+    assert "2× RTX 3090 + 1× RTX 4090" in row.text() and "3 × NVIDIA" not in row.text()
