@@ -315,5 +315,6 @@ def with_parts(
         cost=cost_figures(build, costs, billed),
         findings=tuple(findings),
         placement=placement,
-        max_batch_that_fits=None,
+        max_batch_that_fits=None,  # both searches assume one card kind, nothing in RAM
+        max_context_tokens_that_fit=None,
     )

@@ -105,6 +105,14 @@ def test_moe_model_keeps_experts_in_ram_when_vram_is_short():
     assert placement.prefill_pcie_s > 0  # prompts stream the RAM weights over PCIe
 
 
+def test_an_offloaded_answer_claims_no_longest_context():
+    # The context search assumes every weight on one card kind: for gpt-oss-120b on one 4090
+    # it said 0 tokens beside a "Yes, with offload" at 4,096.
+    result = estimate(ONE_4090, GPT_OSS, MXFP4_LLAMA_CPP)
+    assert result.fits and result.placement is not None
+    assert result.max_context_tokens_that_fit is None
+
+
 def test_fewest_expert_layers_go_to_ram():
     result = estimate(ONE_4090, GPT_OSS, MXFP4_LLAMA_CPP)
     assert result.placement is not None

@@ -12,7 +12,7 @@ from app.services.build_rows import build_rows, find_build
 from app.services.engine_runs import inline_build_spec, workload_spec
 from app.services.measurements import MeasurementRow, measurement_rows
 
-from .groups import FIT_METRIC, METRIC_LABELS, SPEED_METRICS
+from .groups import FIT_METRIC, METRIC_LABELS, MIXED_CLASS, OFFLOAD_CLASS, SPEED_METRICS
 from .report import accuracy_report
 
 
@@ -95,16 +95,29 @@ def accuracy_notes_for_build(snap: Snapshot, *, slug: str) -> list[str]:
     return notes
 
 
-def accuracy_notes_for_estimate(snap: Snapshot, request: EstimateRequest) -> list[str]:
-    """What the measurements say of an estimate request's figures: one sentence per metric
-    measured for its runtime on its accelerator's device class."""
+def accuracy_notes_for_estimate(
+    snap: Snapshot,
+    request: EstimateRequest,
+    *,
+    runtime: str | None = None,
+    offloaded: bool = False,
+) -> list[str]:
+    """What the measurements say of an estimate's figures: one sentence per metric measured
+    for the runtime the answer ran (`runtime`, else the request's) on its device class, which
+    is "CPU offload" for an answer with weights in host RAM and "mixed cards" for a build of
+    several card kinds, the groups the accuracy report puts such rows in (groups.py)."""
     if isinstance(request.build, str):
         build = find_build(snap, request.build, field="build").spec
     else:
         build = inline_build_spec(snap, request.build)
-    kind = accelerator_class(build.accelerator)
-    # The runtime the engine ran (the request may leave it to the inputs).
-    runtime = resolve_runtime(build, workload_spec(request.workload))
+    if offloaded:
+        kind = OFFLOAD_CLASS
+    elif build.is_mixed:
+        kind = MIXED_CLASS
+    else:
+        kind = accelerator_class(build.accelerator)
+    # The runtime the engine ran: an offloading answer may have switched to llama.cpp.
+    runtime = runtime or resolve_runtime(build, workload_spec(request.workload))
     notes = []
     for metric in SPEED_METRICS:
         note = group_note(snap, metric=metric, runtime=runtime, device_class=kind)
