@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 from .parts_split import DEFAULT_RAM_BANDWIDTH_GBS
@@ -81,9 +82,42 @@ def placement_of(
     )
 
 
-def launch_with_flags(command: str, flags: str, p: Prepared) -> str:
+# A serving runtime's parallelism flags (launch.py) and what a pipeline of `stages` whole-layer
+# stages, tensor parallel 1, one replica, sets them to (None: the flag goes).
+_PIPELINE_FLAGS = (
+    (r"--tensor-parallel-size \d+", "--tensor-parallel-size 1"),
+    (r"--pipeline-parallel-size \d+", None),
+    (r"--data-parallel-size \d+", None),
+    (r"--enable-expert-parallel", None),
+    (r"--tp \d+", "--tp 1"),
+    (r"--pp-size \d+", None),
+    (r"--dp \d+", None),
+    (r"--ep \d+", None),
+    (r"--tp_size \d+", "--tp_size 1"),
+    (r"--pp_size \d+", None),
+    (r"--ep_size \d+", None),
+)
+_PIPELINE_SIZE = {"vllm": "--pipeline-parallel-size", "sglang": "--pp-size", "trt-llm": "--pp_size"}
+
+
+def pipeline_command(command: str, runtime: str, stages: int) -> str:
+    """A serving runtime's command for the parts plan: tensor parallel 1 and `stages` pipeline
+    stages, one replica (the first card kind's command carried that kind's own split)."""
+    for pattern, replacement in _PIPELINE_FLAGS:
+        command = re.sub(r" " + pattern + r"(?=\s|$)", f" {replacement}" if replacement else "",
+                         command)
+    flag = _PIPELINE_SIZE.get(runtime)
+    if flag and (stages > 1 or runtime == "trt-llm"):
+        tp = {"vllm": "--tensor-parallel-size 1", "sglang": "--tp 1", "trt-llm": "--tp_size 1"}
+        command = command.replace(tp[runtime], f"{tp[runtime]} {flag} {stages}", 1)
+    return command
+
+
+def launch_with_flags(command: str, flags: str, p: Prepared, stages: int = 1) -> str:
     """The runtime's command with the split and offload flags in place of its defaults."""
-    if p.runtime.split != "layers" or not flags:
+    if p.runtime.split != "layers":
+        return pipeline_command(command, p.runtime.name, stages)
+    if not flags:
         return command
     words = command.split(" ")
     out: list[str] = []
@@ -179,10 +213,32 @@ def parts_no_fit(
         )
     elif offload_off and build.host is not None and build.host.ram_gb:
         extra.append(Finding("info", "Offload to host RAM is off (workload offload=none)"))
+    usable = sum(caps) / GB
+    if not base.fits:
+        return replace(
+            base,
+            fits=False,
+            throughput=None,
+            findings=base.findings + tuple(extra),
+            memory=replace(base.memory, available_total_gb=usable),
+        )
+    # The first card kind alone would hold it (the base's Yes), these cards do not: the
+    # base's verdict, per-token cost and capacity searches are not this build's.
+    cards = build.accelerators_per_node
+    verdict = (
+        f"No — {cards} cards holding whole layers each; needs {base.memory.total_gb:,.0f} GB, "
+        f"{usable:,.0f} GB usable"
+    )
     return replace(
         base,
         fits=False,
+        verdict=verdict,
         throughput=None,
-        findings=base.findings + tuple(extra),
-        memory=replace(base.memory, available_total_gb=sum(caps) / GB),
+        findings=tuple(f for f in base.findings if f.severity != "info") + tuple(extra),
+        memory=replace(base.memory, available_total_gb=usable),
+        cost=replace(
+            base.cost, joules_per_token=None, usd_per_million_tokens=None, billed_tokens_per_s=None
+        ),
+        max_context_tokens_that_fit=None,
+        max_batch_that_fits=None,
     )
