@@ -301,7 +301,7 @@ def with_parts(
         accelerators_used=used,
         layers_per_stage=max(split) if split else 0,
         description=placement.description,
-        launch_command=launch_with_flags(base.plan.launch_command, placement.launch_flags, p, used),
+        launch_command=launch_with_flags(base.plan.launch_command, placement, p, split),
         replicas_active=1,
     )
     verdict = parts_verdict(memory, placement)

@@ -100,9 +100,13 @@ _PIPELINE_FLAGS = (
 _PIPELINE_SIZE = {"vllm": "--pipeline-parallel-size", "sglang": "--pp-size", "trt-llm": "--pp_size"}
 
 
-def pipeline_command(command: str, runtime: str, stages: int) -> str:
-    """A serving runtime's command for the parts plan: tensor parallel 1 and `stages` pipeline
-    stages, one replica (the first card kind's command carried that kind's own split)."""
+def pipeline_command(command: str, runtime: str, split: list[int]) -> str:
+    """A serving runtime's command for the parts plan: tensor parallel 1, a pipeline stage per
+    card holding layers, one replica (the first card kind's command carried that kind's own
+    split). vLLM splits layers evenly unless VLLM_PP_LAYER_PARTITION gives the counts (vllm
+    envs.py, read by distributed/utils.get_pp_indices): the command sets it to the split."""
+    counts = [c for c in split if c]
+    stages = len(counts)
     for pattern, replacement in _PIPELINE_FLAGS:
         command = re.sub(r" " + pattern + r"(?=\s|$)", f" {replacement}" if replacement else "",
                          command)
@@ -110,13 +114,17 @@ def pipeline_command(command: str, runtime: str, stages: int) -> str:
     if flag and (stages > 1 or runtime == "trt-llm"):
         tp = {"vllm": "--tensor-parallel-size 1", "sglang": "--tp 1", "trt-llm": "--tp_size 1"}
         command = command.replace(tp[runtime], f"{tp[runtime]} {flag} {stages}", 1)
+    if runtime == "vllm" and stages > 1:
+        command = f"VLLM_PP_LAYER_PARTITION={','.join(map(str, counts))} {command}"
     return command
 
 
-def launch_with_flags(command: str, flags: str, p: Prepared, stages: int = 1) -> str:
-    """The runtime's command with the split and offload flags in place of its defaults."""
+def launch_with_flags(command: str, placement: Placement, p: Prepared, split: list[int]) -> str:
+    """The runtime's command with the placement's split and offload flags in place of its
+    defaults (a serving runtime: its pipeline flags, pipeline_command)."""
     if p.runtime.split != "layers":
-        return pipeline_command(command, p.runtime.name, stages)
+        return pipeline_command(command, p.runtime.name, split)
+    flags = placement.launch_flags
     if not flags:
         return command
     words = command.split(" ")

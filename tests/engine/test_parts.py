@@ -95,9 +95,12 @@ def test_a_pipelined_serving_runtime_launches_and_notes_the_plan_it_runs():
     # The first card kind's own best plan (tensor parallel 2 and an idle card) was reported
     # beside the mixed cards' pipeline: its command, its TP-over-PCIe caution, its idle card.
     result = estimate(MIXED, LLAMA_70B, Workload(precision="int4", runtime="vllm"))
-    assert result.fits and result.plan.pipeline_parallel == 3
+    assert result.fits and result.plan.pipeline_parallel == 3 and result.placement is not None
     command = result.plan.launch_command
     assert "--tensor-parallel-size 1 --pipeline-parallel-size 3" in command
+    # vLLM splits layers evenly unless told the counts: the command gives the engine's split.
+    counts = ",".join(str(c.layers) for c in result.placement.cards)
+    assert command.startswith(f"VLLM_PP_LAYER_PARTITION={counts} vllm serve")
     assert not any("Tensor parallel 2" in f.message for f in result.findings)
     assert not any("hold no sequence" in f.message for f in result.findings)
 
