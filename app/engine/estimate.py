@@ -60,10 +60,16 @@ def estimate(
         # A desktop's owner runs it that way; a datacenter build keeps its serving runtime.
         work = replace(workload, runtime="llama.cpp")
     single = replace(build, groups=(), host=None) if build.is_mixed else build
+    stated_plan = work.tensor_parallel is not None or work.pipeline_parallel is not None
+    if build.is_mixed and RUNTIMES[result.runtime].split != "layers" and not stated_plan:
+        # The parts plan of a serving runtime is a pipeline of whole layers over every card
+        # (TP needs identical cards): the first card kind's estimate is asked for that plan,
+        # so its launch command and findings are this build's, not its own best split's.
+        work = replace(work, tensor_parallel=1, pipeline_parallel=build.accelerators_per_node)
     if single is not build or work is not workload:
         result = _estimate(single, model, work, costs, model_ref=model_ref)
     answer = with_parts(build, model, work, costs, result, prepare(single, model, work))
-    if work is not workload and answer.fits:
+    if work.runtime != workload.runtime and answer.fits:
         return _with_finding(answer, Finding("info", RUNTIME_CHOSEN_FOR_OFFLOAD))
     if not answer.fits and workload.offload == "auto" and RUNTIMES[answer.runtime].split != (
         "layers"
@@ -71,12 +77,19 @@ def estimate(
         alternative = estimate(
             build, model, replace(workload, runtime="llama.cpp"), costs, model_ref=model_ref
         )
-        desktop = not serves_in_production(build)
-        if workload.runtime is None and desktop and alternative.fits:
-            # The owner of a desktop of mixed cards runs what fits them: llama.cpp.
-            return _with_finding(alternative, Finding("info", runtime_chosen_for_parts(answer)))
+        if (
+            workload.runtime is None
+            and alternative.fits
+            and not serves_in_production(build)
+            and alternative.placement is not None
+        ):
+            # A desktop's mixed cards that the serving runtime's pipeline cannot hold run
+            # llama.cpp's layer split, as an offloading desktop does (above).
+            offloads = alternative.placement.offload != "none"
+            why = RUNTIME_CHOSEN_FOR_OFFLOAD if offloads else RUNTIME_CHOSEN_FOR_SPLIT
+            return _with_finding(alternative, Finding("info", why))
         finding = offload_alternative(answer.runtime, alternative)
-        if workload.runtime is None and not desktop:
+        if workload.runtime is None and serves_in_production(build):
             # The choice is stated: a datacenter build keeps its serving runtime.
             finding = Finding(finding.severity, DATACENTER_RUNTIME_KEPT + finding.message)
         return _with_finding(answer, finding)
@@ -88,14 +101,10 @@ RUNTIME_CHOSEN_FOR_OFFLOAD = (
     "llama.cpp keeps the rest in host RAM (vLLM and SGLang need every weight on the cards)"
 )
 
-def runtime_chosen_for_parts(serving: Estimate) -> str:
-    """Why a desktop's automatic runtime became llama.cpp when the serving runtime did not fit."""
-    return (
-        f"Runtime llama.cpp chosen automatically: {serving.runtime} does not fit the model on "
-        f"these cards ({serving.verdict.removeprefix('No — ')}); llama.cpp splits whole layers "
-        "by each card's free memory and keeps what is left in host RAM"
-    )
-
+RUNTIME_CHOSEN_FOR_SPLIT = (
+    "Runtime llama.cpp chosen automatically: the serving runtime's pipeline does not hold the "
+    "model on these cards, and llama.cpp's layer split does"
+)
 
 DATACENTER_RUNTIME_KEPT = (
     "Runtime chosen automatically for a datacenter build: its serving runtime, not llama.cpp. "

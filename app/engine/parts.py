@@ -301,7 +301,7 @@ def with_parts(
         accelerators_used=used,
         layers_per_stage=max(split) if split else 0,
         description=placement.description,
-        launch_command=launch_with_flags(base.plan.launch_command, placement.launch_flags, p),
+        launch_command=launch_with_flags(base.plan.launch_command, placement, p, split),
         replicas_active=1,
     )
     verdict = parts_verdict(memory, placement)
@@ -315,5 +315,6 @@ def with_parts(
         cost=cost_figures(build, costs, billed),
         findings=tuple(findings),
         placement=placement,
-        max_batch_that_fits=None,
+        max_batch_that_fits=None,  # both searches assume one card kind, nothing in RAM
+        max_context_tokens_that_fit=None,
     )

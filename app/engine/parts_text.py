@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 from .parts_split import DEFAULT_RAM_BANDWIDTH_GBS
@@ -81,9 +82,50 @@ def placement_of(
     )
 
 
-def launch_with_flags(command: str, flags: str, p: Prepared) -> str:
-    """The runtime's command with the split and offload flags in place of its defaults."""
-    if p.runtime.split != "layers" or not flags:
+# A serving runtime's parallelism flags (launch.py) and what a pipeline of `stages` whole-layer
+# stages, tensor parallel 1, one replica, sets them to (None: the flag goes).
+_PIPELINE_FLAGS = (
+    (r"--tensor-parallel-size \d+", "--tensor-parallel-size 1"),
+    (r"--pipeline-parallel-size \d+", None),
+    (r"--data-parallel-size \d+", None),
+    (r"--enable-expert-parallel", None),
+    (r"--tp \d+", "--tp 1"),
+    (r"--pp-size \d+", None),
+    (r"--dp \d+", None),
+    (r"--ep \d+", None),
+    (r"--tp_size \d+", "--tp_size 1"),
+    (r"--pp_size \d+", None),
+    (r"--ep_size \d+", None),
+)
+_PIPELINE_SIZE = {"vllm": "--pipeline-parallel-size", "sglang": "--pp-size", "trt-llm": "--pp_size"}
+
+
+def pipeline_command(command: str, runtime: str, split: list[int]) -> str:
+    """A serving runtime's command for the parts plan: tensor parallel 1, a pipeline stage per
+    card holding layers, one replica (the first card kind's command carried that kind's own
+    split). vLLM splits layers evenly unless VLLM_PP_LAYER_PARTITION gives the counts (vllm
+    envs.py, read by distributed/utils.get_pp_indices): the command sets it to the split."""
+    counts = [c for c in split if c]
+    stages = len(counts)
+    for pattern, replacement in _PIPELINE_FLAGS:
+        command = re.sub(r" " + pattern + r"(?=\s|$)", f" {replacement}" if replacement else "",
+                         command)
+    flag = _PIPELINE_SIZE.get(runtime)
+    if flag and (stages > 1 or runtime == "trt-llm"):
+        tp = {"vllm": "--tensor-parallel-size 1", "sglang": "--tp 1", "trt-llm": "--tp_size 1"}
+        command = command.replace(tp[runtime], f"{tp[runtime]} {flag} {stages}", 1)
+    if runtime == "vllm" and stages > 1:
+        command = f"VLLM_PP_LAYER_PARTITION={','.join(map(str, counts))} {command}"
+    return command
+
+
+def launch_with_flags(command: str, placement: Placement, p: Prepared, split: list[int]) -> str:
+    """The runtime's command with the placement's split and offload flags in place of its
+    defaults (a serving runtime: its pipeline flags, pipeline_command)."""
+    if p.runtime.split != "layers":
+        return pipeline_command(command, p.runtime.name, split)
+    flags = placement.launch_flags
+    if not flags:
         return command
     words = command.split(" ")
     out: list[str] = []
@@ -200,18 +242,33 @@ def parts_no_fit(
     elif offload_off and build.host is not None and build.host.ram_gb:
         extra.append(Finding("info", "Offload to host RAM is off (workload offload=none)"))
     memory = replace(base.memory, available_total_gb=sum(caps) / GB)
+    if not base.fits:
+        return replace(
+            base,
+            fits=False,
+            throughput=None,
+            findings=base.findings + tuple(extra),
+            memory=memory,
+        )
+    # The first card kind alone would hold it (the base's Yes), these cards do not: the
+    # base's verdict, per-token cost and capacity searches are not this build's.
     return replace(
         base,
         fits=False,
         verdict=no_fit_verdict(build, memory, ram_bytes),
         throughput=None,
-        findings=base.findings + tuple(extra),
+        findings=tuple(f for f in base.findings if f.severity != "info") + tuple(extra),
         memory=memory,
+        cost=replace(
+            base.cost, joules_per_token=None, usd_per_million_tokens=None, billed_tokens_per_s=None
+        ),
+        max_context_tokens_that_fit=None,
+        max_batch_that_fits=None,
     )
 
 
 def no_fit_verdict(build: BuildSpec, memory: MemoryBreakdown, ram_bytes: float | None) -> str:
-    """The No answer of a build of parts (the first card kind's own verdict may say Yes: its
+    """The No answer of a build of parts that the first card kind alone would hold (its
     estimate assumed identical cards and no whole-layer rounding)."""
     cards = f"{accelerators_label(build)} ({build.total_memory_gb:,.0f} GB in all)"
     if ram_bytes is not None:

@@ -98,6 +98,20 @@ class HostIn(StrictModel):
 
     @model_validator(mode="after")
     def _bandwidth_from_channels(self) -> "HostIn":
+        if self.ram_bandwidth_gbs is None and (self.ram_channels is None) != (
+            self.ram_speed_mts is None
+        ):
+            # Half of the pair was silently dropped before: the offload then ran at the
+            # 51.2 GB/s default whatever speed was typed.
+            given, missing = (
+                ("ram_speed_mts", "ram_channels")
+                if self.ram_channels is None
+                else ("ram_channels", "ram_speed_mts")
+            )
+            raise ValueError(
+                f"{given} needs {missing} too (RAM bandwidth = channels x MT/s x 8 bytes), "
+                "or give ram_bandwidth_gbs"
+            )
         if (
             self.ram_bandwidth_gbs is None
             and self.ram_channels is not None

@@ -140,7 +140,10 @@ def estimate_page(request: Request, session: SessionDep, settings: SettingsDep) 
         # The query evaluate() answered (a fetched hf_id config is memoised by the Hub client).
         body, _ = request_from_form(with_hub_config(raw, settings))
         accuracy_notes = accuracy_notes_for_estimate(
-            snapshot(session), parse_estimate_request(body), answer
+            snapshot(session),
+            parse_estimate_request(body),
+            runtime=answer.plan.runtime,
+            offloaded=answer.placement is not None and answer.placement.offload != "none",
         )
     return render(
         request,

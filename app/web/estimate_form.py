@@ -68,6 +68,8 @@ def request_from_form(raw: dict[str, str]) -> tuple[dict[str, Any] | None, list[
                         errors.append(FieldError("config", "must be a JSON object"))
     elif "model" in raw:
         body["model"] = raw["model"]
+    if build_source == "custom":
+        errors.extend(_half_ram_pair(raw))
     workload: dict[str, Any] = {f: raw[f] for f in WORKLOAD_FIELDS if f in raw}
     if "activation_recomputation" in workload:
         # "default" (or absent) leaves the mode's standard recipe; on/off choose explicitly.
@@ -87,6 +89,19 @@ def request_from_form(raw: dict[str, str]) -> tuple[dict[str, Any] | None, list[
     if "model" not in body and not any(e.field == "config" for e in errors):
         errors.append(FieldError("model", "choose a catalog model or paste a config.json"))
     return body, errors
+
+
+def _half_ram_pair(raw: dict[str, str]) -> list[FieldError]:
+    """RAM channels without the speed (or the speed without channels) and no bandwidth: the
+    field left empty, in words, instead of the schema's message about the pair."""
+    given = {f: raw.get(f, "").strip() for f in ("h_channels", "h_speed_mts", "h_bandwidth_gbs")}
+    if given["h_bandwidth_gbs"] or bool(given["h_channels"]) == bool(given["h_speed_mts"]):
+        return []
+    if given["h_channels"]:
+        return [FieldError("h_speed_mts", "give the RAM speed too (bandwidth = channels × MT/s "
+                                          "× 8 bytes), or the RAM bandwidth")]
+    return [FieldError("h_channels", "give the number of RAM channels too (bandwidth = "
+                                     "channels × MT/s × 8 bytes), or the RAM bandwidth")]
 
 
 def _described_build(raw: dict[str, str]) -> dict[str, Any]:

@@ -428,6 +428,12 @@ def test_inline_build_may_list_accelerator_groups_and_a_host(api):
              "host": {"ram_bandwidth_gbs": -1}},
             "build.host.ram_bandwidth_gbs",
         ),
+        (
+            # Half of the channels x speed pair: refused, not priced at the DDR4 default.
+            {"name": "speed only", "accelerators": [{"accelerator": "rtx-4090", "count": 1}],
+             "host": {"ram_gb": 96, "ram_speed_mts": 5600}},
+            "build.host",
+        ),
     ],
 )
 def test_inline_groups_and_host_errors_name_the_field(api, build, field):

@@ -91,6 +91,30 @@ def test_tensor_parallel_runtime_pipelines_mixed_cards_and_says_why():
     assert any("needs identical cards" in f.message for f in result.findings)
 
 
+def test_a_pipelined_serving_runtime_launches_and_notes_the_plan_it_runs():
+    # The first card kind's own best plan (tensor parallel 2 and an idle card) was reported
+    # beside the mixed cards' pipeline: its command, its TP-over-PCIe caution, its idle card.
+    result = estimate(MIXED, LLAMA_70B, Workload(precision="int4", runtime="vllm"))
+    assert result.fits and result.plan.pipeline_parallel == 3 and result.placement is not None
+    command = result.plan.launch_command
+    assert "--tensor-parallel-size 1 --pipeline-parallel-size 3" in command
+    # vLLM splits layers evenly unless told the counts: the command gives the engine's split.
+    counts = ",".join(str(c.layers) for c in result.placement.cards)
+    assert command.startswith(f"VLLM_PP_LAYER_PARTITION={counts} vllm serve")
+    assert not any("Tensor parallel 2" in f.message for f in result.findings)
+    assert not any("hold no sequence" in f.message for f in result.findings)
+
+
+def test_mixed_cards_a_pipeline_cannot_hold_say_no_and_a_desktop_switches_to_llama_cpp():
+    stated = estimate(MIXED, GPT_OSS, Workload(precision="mxfp4", runtime="vllm"))
+    assert not stated.fits and stated.verdict.startswith("No —")
+    assert stated.cost.usd_per_million_tokens is None
+    assert not any("datacenter" in f.message for f in stated.findings)
+    automatic = estimate(MIXED, GPT_OSS, Workload(precision="mxfp4"))
+    assert automatic.fits and automatic.plan.runtime == "llama.cpp"
+    assert any("chosen automatically" in f.message for f in automatic.findings)
+
+
 def test_moe_model_keeps_experts_in_ram_when_vram_is_short():
     result = estimate(ONE_4090, GPT_OSS, MXFP4_LLAMA_CPP)
     assert result.fits
@@ -103,6 +127,14 @@ def test_moe_model_keeps_experts_in_ram_when_vram_is_short():
     t = result.throughput
     assert t is not None and t.decode_memory_s > placement.decode_ram_s > 0
     assert placement.prefill_pcie_s > 0  # prompts stream the RAM weights over PCIe
+
+
+def test_an_offloaded_answer_claims_no_longest_context():
+    # The context search assumes every weight on one card kind: for gpt-oss-120b on one 4090
+    # it said 0 tokens beside a "Yes, with offload" at 4,096.
+    result = estimate(ONE_4090, GPT_OSS, MXFP4_LLAMA_CPP)
+    assert result.fits and result.placement is not None
+    assert result.max_context_tokens_that_fit is None
 
 
 def test_fewest_expert_layers_go_to_ram():

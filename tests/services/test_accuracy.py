@@ -12,6 +12,7 @@ from app.services.accuracy import (
     Case,
     Group,
     accuracy_notes_for_build,
+    accuracy_notes_for_estimate,
     accuracy_report,
     canonical_source,
     cross_validate_by_source,
@@ -24,6 +25,7 @@ from app.services.accuracy import (
     summarize,
 )
 from app.services.catalog import import_document
+from app.services.estimates import parse_estimate_request
 
 from ..engine.shapes import GPT_OSS_120B
 from .test_measurements import measurement
@@ -261,16 +263,49 @@ def test_the_report_follows_an_import(session: Session) -> None:
 
 
 def test_build_notes_quote_the_groups_of_its_device_class(session: Session) -> None:
+    # One RTX 4090 with its host RAM stated: discrete GDDR, and CPU offload for what spills.
     snap = snapshot(session)
     notes = accuracy_notes_for_build(snap, slug="1x-rtx-4090-desktop")
     groups = [
         g
         for g in accuracy_report(snap)["groups"]
-        if g["device_class"] == "discrete GDDR" and g["metric"] != "out_of_memory"
+        if g["device_class"] in ("discrete GDDR", "CPU offload") and g["metric"] != "out_of_memory"
     ]
     assert len(notes) == len(groups) > 0
-    assert all("discrete GDDR: median error" in note for note in notes)
+    assert all(
+        "discrete GDDR: median error" in note or "CPU offload: median error" in note
+        for note in notes
+    )
+    assert any("CPU offload: median error" in note for note in notes)
     assert accuracy_notes_for_build(snap, slug="no-such-build") == []
+
+
+def test_estimate_notes_quote_the_offload_and_mixed_groups_the_answer_falls_in(
+    session: Session,
+) -> None:
+    snap = snapshot(session)
+    host = {"ram_gb": 128, "ram_channels": 2, "ram_speed_mts": 5200}
+    offload = parse_estimate_request(
+        {
+            "build": {"name": "4090", "accelerators": [{"accelerator": "rtx-4090", "count": 1}],
+                      "host": host},
+            "model": "gpt-oss-120b",
+            "workload": {"precision": "mxfp4"},
+        }
+    )
+    # The request leaves the runtime open; the answer ran llama.cpp with experts in RAM.
+    notes = accuracy_notes_for_estimate(snap, offload, runtime="llama.cpp", offloaded=True)
+    assert notes and all("llama.cpp on CPU offload" in note for note in notes)
+    mixed = parse_estimate_request(
+        {
+            "build": {"name": "3090 + 4090", "host": host, "accelerators": [
+                {"accelerator": "rtx-3090", "count": 1}, {"accelerator": "rtx-4090", "count": 1}]},
+            "model": "llama-3-3-70b",
+            "workload": {"precision": "q4_k_m", "runtime": "llama.cpp"},
+        }
+    )
+    notes = accuracy_notes_for_estimate(snap, mixed, runtime="llama.cpp")
+    assert notes and all("llama.cpp on mixed cards" in note for note in notes)
 
 
 def test_leave_one_source_out_never_fits_on_the_held_out_source() -> None:

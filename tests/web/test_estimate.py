@@ -187,6 +187,18 @@ def test_bad_card_row_and_host_errors_sit_beside_their_fields_in_words(web: Test
     assert doc.one(id="err-h_bandwidth_gbs").text().startswith("RAM bandwidth:")
 
 
+def test_ram_speed_without_channels_asks_for_the_channels_beside_the_field(
+    web: TestClient,
+) -> None:
+    query = {"build_source": "custom", "b_accelerator": "rtx-4090", "b_per_node": "1",
+             "h_ram_gb": "96", "h_speed_mts": "5600", "model": "gpt-oss-120b",
+             "precision": "mxfp4"}
+    response = web.get("/estimate", params=query)
+    assert response.status_code == 422
+    note = parse(response.text).one(id="err-h_channels").text()
+    assert note.startswith("RAM channels: give the number of RAM channels too")
+
+
 def test_offloading_build_shows_what_lives_where(web: TestClient) -> None:
     query = {"build": "1x-rtx-4090-128gb-ddr5", "model": "gpt-oss-120b", "precision": "mxfp4"}
     response = web.get("/estimate", params=query)

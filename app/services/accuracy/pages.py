@@ -4,13 +4,12 @@ from collections.abc import Iterable
 from typing import Any
 
 from app.caching import Snapshot
-from app.engine.prep import accelerator_class
+from app.engine.prep import accelerator_class, resolve_runtime
 from app.engine.runtime import device_class
 from app.schemas.estimate import EstimateRequest
-from app.schemas.estimate_answer import EstimateOut
 from app.services.accelerators import accelerator_rows
 from app.services.build_rows import build_rows, find_build
-from app.services.engine_runs import inline_build_spec
+from app.services.engine_runs import inline_build_spec, workload_spec
 from app.services.measurements import MeasurementRow, measurement_rows
 
 from .groups import FIT_METRIC, METRIC_LABELS, MIXED_CLASS, OFFLOAD_CLASS, SPEED_METRICS
@@ -107,23 +106,28 @@ def accuracy_notes_for_build(snap: Snapshot, *, slug: str) -> list[str]:
 
 
 def accuracy_notes_for_estimate(
-    snap: Snapshot, request: EstimateRequest, answer: EstimateOut
+    snap: Snapshot,
+    request: EstimateRequest,
+    *,
+    runtime: str | None = None,
+    offloaded: bool = False,
 ) -> list[str]:
-    """What the measurements say of an estimate's figures: one sentence per metric measured for
-    the runtime the engine ran on the group the answer belongs to (a build that keeps weights in
-    host RAM, a build of mixed cards, else its accelerator's device class)."""
+    """What the measurements say of an estimate's figures: one sentence per metric measured
+    for the runtime the answer ran (`runtime`, else the request's) on its device class, which
+    is "CPU offload" for an answer with weights in host RAM and "mixed cards" for a build of
+    several card kinds, the groups the accuracy report puts such rows in (groups.py)."""
     if isinstance(request.build, str):
         build = find_build(snap, request.build, field="build").spec
     else:
         build = inline_build_spec(snap, request.build)
-    if answer.placement is not None and answer.placement.offload != "none":
+    if offloaded:
         kind = OFFLOAD_CLASS
     elif build.is_mixed:
         kind = MIXED_CLASS
     else:
         kind = accelerator_class(build.accelerator)
-    # The answer's runtime, not the request's: offload and mixed cards may switch it.
-    runtime = answer.plan.runtime
+    # The runtime the engine ran: an offloading answer may have switched to llama.cpp.
+    runtime = runtime or resolve_runtime(build, workload_spec(request.workload))
     notes = []
     for metric in SPEED_METRICS:
         note = group_note(snap, metric=metric, runtime=runtime, device_class=kind)
