@@ -17,6 +17,14 @@ def token_budget(runtime: str, workload: Workload) -> int:
     return workload.prefill_token_budget or RUNTIMES[runtime].prefill_chunk_tokens
 
 
+def mixes_prefill(runtime: str, workload: Workload) -> bool:
+    """Whether a step of `runtime` fuses prompt chunks with the decode batch: the workload's
+    statement, else the runtime profile's."""
+    if workload.mixed_prefill is not None:
+        return workload.mixed_prefill
+    return RUNTIMES[runtime].mixes_prefill
+
+
 def with_token_budget(rt: RuntimeProfile, workload: Workload) -> RuntimeProfile:
     """The profile with the workload's token budget as its prefill pass (unchanged without one)."""
     budget = workload.prefill_token_budget
