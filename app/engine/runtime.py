@@ -50,12 +50,6 @@ class RuntimeProfile:
     # on the last card; without flash attention each card's compute buffer holds the F32
     # K*Q scores of one micro-batch (memory.score_buffer_bytes).
     ggml_layout: bool = False
-    # Whether a scheduler step runs prompt chunks and decode tokens in one forward pass (vLLM's
-    # chunked prefill, TensorRT-LLM's in-flight batching, llama-server's unified batch). SGLang
-    # does not by default (`--enable-mixed-chunk`, "Enabling mixing prefill and decode in a
-    # batch when using chunked prefill", False in server_args.py): a prefill batch runs as its
-    # own pass, ahead of the decode batch, and hides nothing under its weight reads.
-    mixes_prefill: bool = True
 
 
 # MoE fixed cost per layer: vLLM's fused-MoE path was hand-set from the gpt-oss-120b on A100
@@ -108,7 +102,6 @@ RUNTIMES: MappingProxyType[str, RuntimeProfile] = MappingProxyType(
             1.0e-3,
             MOE_FIXED_S_PER_LAYER_VLLM,
             "tensor",
-            mixes_prefill=False,
         ),
         "trt-llm": RuntimeProfile(
             "trt-llm",
