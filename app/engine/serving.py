@@ -31,7 +31,7 @@ from .serving_slots import estimator_for, max_slots, slots_findings
 from .serving_words import serving_assumptions, serving_findings
 from .slo import better, meets, mmc_wait_s, pick, size
 from .specs import BuildSpec, CostAssumptions, ModelSpec, Workload
-from .token_budget import token_budget
+from .token_budget import mixes_prefill, token_budget
 
 # The public serving API, importable from this one module.
 __all__ = [
@@ -79,6 +79,7 @@ def _context(build: BuildSpec, model: ModelSpec, workload: Workload, serving: Se
         estimator=estimator_for(candidate[0]) if candidate[1] is estimate else candidate[1],
         speed_context_tokens=serving.input_tokens + serving.output_tokens // 2,
         weight_read_s=weight_read_s(candidate[0]),
+        mixed_prefill=mixes_prefill(plan.runtime, base),
     )
 
 

@@ -18,7 +18,7 @@ from .serving_traffic import (
     turnover_prefill_s,
 )
 from .specs import BuildSpec, CostAssumptions, ModelSpec, Workload
-from .token_budget import token_budget
+from .token_budget import mixes_prefill, token_budget
 
 
 def _step_with_prefill(t: Throughput, prefill_s: float, weight_read_s: float) -> float:
@@ -60,6 +60,9 @@ class Context:
     # Decode speed is read at the mean KV length over an answer, input + output / 2 (the memory
     # fit reserves the whole request, `base.context_tokens`); None: at base.context_tokens.
     speed_context_tokens: int | None = None
+    # Prompt chunks share a pass with the decode batch (token_budget.mixes_prefill); False:
+    # prefill runs in passes of its own, which hide nothing under the decode's weight reads.
+    mixed_prefill: bool = True
 
 
 def plain_context(build: BuildSpec, model: ModelSpec, workload: Workload, est: Estimate,
@@ -72,6 +75,7 @@ def plain_context(build: BuildSpec, model: ModelSpec, workload: Workload, est: E
         chunk_tokens=token_budget(est.plan.runtime, workload),
         acceptance=0.0, draft_tokens=0, kind="none", draft_model=None,
         weight_read_s=weight_read_s(single),
+        mixed_prefill=mixes_prefill(est.plan.runtime, workload),
     )
 
 
@@ -156,8 +160,10 @@ def serving_point(
         step_core = _verify_step(ctx, concurrency, t)
         draft_s = _draft_seconds(ctx, concurrency, t)
     shared = shared_prefill_s(t)
+    # Prefill in passes of its own stalls the decode batch for all of its time.
+    hidden_under = ctx.weight_read_s if ctx.mixed_prefill else 0.0
     times = request_times(
-        lambda x: _step_with_prefill(step_core, x, ctx.weight_read_s) + draft_s,
+        lambda x: _step_with_prefill(step_core, x, hidden_under) + draft_s,
         prompt_tokens=ctx.input_tokens, output_tokens=ctx.output_tokens,
         chunk_tokens=ctx.chunk_tokens, prefill_rate=t.prefill_tokens_per_s,
         shared_prefill_s=shared, batch=b, gain=gain, traffic=traffic,
@@ -165,7 +171,7 @@ def serving_point(
     )
     plain_prefill = min(turnover_prefill_s(b, 1.0, shared, ctx.output_tokens),
                         prefill_room_s(ctx.chunk_tokens, b, ctx.input_tokens, shared))
-    plain_step = _step_with_prefill(t, plain_prefill, ctx.weight_read_s)
+    plain_step = _step_with_prefill(t, plain_prefill, hidden_under)
     itl = times.itl_s
     out = max(1, ctx.output_tokens)
     requests = concurrency / times.slot_s

@@ -260,6 +260,10 @@ class Workload(HashedOnce):
     # it, and the prompt chunk. None: the runtime profile's prefill_chunk_tokens
     # (token_budget.token_budget; 512 for llama.cpp).
     prefill_token_budget: int | None = None
+    # Whether a scheduler step fuses prompt chunks with the decode batch (None: the runtime
+    # profile's `mixes_prefill`); False for a vLLM release that runs the model without chunked
+    # prefill (token_budget.vllm_unchunked_budget), whose prefill steps run alone.
+    mixed_prefill: bool | None = None
 
     # Hashed once (HashedOnce): the engine keys its memo of per-call quantities by the workload.
     def __post_init__(self) -> None:

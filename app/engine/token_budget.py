@@ -17,6 +17,22 @@ def token_budget(runtime: str, workload: Workload) -> int:
     return workload.prefill_token_budget or RUNTIMES[runtime].prefill_chunk_tokens
 
 
+# Runtimes whose scheduler step does not run prompt chunks and decode tokens in one forward pass
+# by default. vLLM's chunked prefill, TensorRT-LLM's in-flight batching and llama-server's
+# unified batch do; SGLang does not (`--enable-mixed-chunk`, "Enabling mixing prefill and decode
+# in a batch when using chunked prefill", False in its server_args.py): a prefill batch runs as
+# its own pass, ahead of the decode batch, and hides nothing under the decode's weight reads.
+SEPARATE_PREFILL_RUNTIMES = frozenset({"sglang"})
+
+
+def mixes_prefill(runtime: str, workload: Workload) -> bool:
+    """Whether a step of `runtime` fuses prompt chunks with the decode batch: the workload's
+    statement, else the runtime's default (SEPARATE_PREFILL_RUNTIMES)."""
+    if workload.mixed_prefill is not None:
+        return workload.mixed_prefill
+    return runtime not in SEPARATE_PREFILL_RUNTIMES
+
+
 def with_token_budget(rt: RuntimeProfile, workload: Workload) -> RuntimeProfile:
     """The profile with the workload's token budget as its prefill pass (unchanged without one)."""
     budget = workload.prefill_token_budget

@@ -364,3 +364,19 @@ def test_an_offloaded_build_meets_an_slo_and_is_sized() -> None:
     copies = curve.at_slo.copies_needed
     assert copies == -(-20 // curve.at_slo.point.concurrency)
     assert found[1].point.concurrency == curve.at_slo.point.concurrency
+
+
+def test_prefill_in_passes_of_its_own_hides_nothing_under_the_decode_weight_reads() -> None:
+    mixed = serving_curve(ONE_H200, LLAMA8, replace(FP8, runtime="vllm"), CHAT).curve
+    alone = serving_curve(
+        ONE_H200, LLAMA8, replace(FP8, runtime="vllm", mixed_prefill=False), CHAT
+    ).curve
+    at = {p.concurrency: p for p in mixed}
+    shared = [p for p in alone if p.concurrency in at]
+    assert shared[0].concurrency == 1
+    # A lone request has no other prompts beside its decode: nothing to hide either way.
+    assert shared[0].itl_ms == pytest.approx(at[1].itl_ms)
+    # While the decode compute is below the weight reads, the mixed pass hides prompt compute
+    # there; once it is not, neither hides anything.
+    assert all(p.itl_ms >= at[p.concurrency].itl_ms * (1 - 1e-12) for p in shared)
+    assert all(p.itl_ms > at[p.concurrency].itl_ms for p in shared if 2 <= p.concurrency <= 32)

@@ -14,7 +14,7 @@ from app.engine import (
 )
 from app.engine.serving_point import plain_context, serving_point
 from app.engine.serving_traffic import Traffic
-from app.engine.token_budget import token_budget, vllm_unchunked_budget
+from app.engine.token_budget import mixes_prefill, token_budget, vllm_unchunked_budget
 
 from .shapes import DEEPSEEK_V3, H200, LLAMA_70B
 
@@ -69,3 +69,11 @@ def test_a_wave_prefilled_in_one_pass_waits_for_the_whole_pass() -> None:
     chunked = _burst_ttft_s(RUN)
     one_pass = _burst_ttft_s(replace(RUN, prefill_token_budget=163840))
     assert one_pass > 1.5 * chunked
+
+
+def test_sglang_runs_prefill_apart_unless_the_workload_says_otherwise() -> None:
+    assert not mixes_prefill("sglang", Workload())
+    assert mixes_prefill("vllm", Workload())
+    assert mixes_prefill("trt-llm", Workload())
+    assert not mixes_prefill("vllm", Workload(mixed_prefill=False))
+    assert mixes_prefill("sglang", Workload(mixed_prefill=True))

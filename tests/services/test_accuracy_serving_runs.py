@@ -47,6 +47,10 @@ def test_serving_rows_carry_the_token_budget_their_note_or_release_sets(
     assert by_slug["t-32k"].workload.prefill_token_budget == 32768
     assert by_slug["t-stated"].workload.prefill_token_budget == 16384
     assert by_slug["t-sglang"].workload.prefill_token_budget is None
+    # Without chunked prefill its prefill steps run alone; the others keep the runtime's default.
+    assert by_slug["t-unchunked"].workload.mixed_prefill is False
+    assert by_slug["t-32k"].workload.mixed_prefill is False
+    assert by_slug["t-stated"].workload.mixed_prefill is None
 
 
 def test_a_run_stating_dp_attention_holds_each_requests_cache_on_one_rank(session: Session) -> None:

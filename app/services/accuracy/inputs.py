@@ -230,6 +230,8 @@ def _with_token_budget(record: MeasurementIn, model: ModelSpec, workload: Worklo
     if budget is None and record.runtime == "vllm":
         max_model_len = stated_tokens(record, "max_model_len")
         budget = vllm_unchunked_budget(record.runtime_version, model, max_model_len)
+        if budget is not None:  # without chunked prefill its prefill steps run alone
+            workload = replace(workload, mixed_prefill=False)
     return workload if budget is None else replace(workload, prefill_token_budget=budget)
 
 
