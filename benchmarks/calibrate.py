@@ -146,6 +146,10 @@ def unit_of(case: Case) -> Unit | None:
 
 
 PREFILL_UNITS = (UNITS[1], UNITS[3])
+# Units a kernel backend other than the device's native one gets its own values for: the
+# prefill shares, and single-stream decode's bandwidth share and launch cost (Vulkan's
+# mat-vec shaders and command submission are not ROCm's or CUDA's kernels).
+BACKEND_UNITS = (UNITS[0], *PREFILL_UNITS)
 
 
 def backend_of(case: Case) -> str | None:
@@ -156,11 +160,11 @@ def backend_of(case: Case) -> str | None:
 
 def key_of(case: Case) -> Key:
     """The runtime x device class whose constants the engine uses for this case, with the
-    kernel backend for a prefill row of a runtime that has several."""
+    kernel backend for a prefill or single-stream decode row of a runtime that has several."""
     name = case.group.runtime
     key = (runtime.CALIBRATION_ALIASES.get(name, name), case.group.device_class)
     backend = backend_of(case)
-    if backend is not None and unit_of(case) in PREFILL_UNITS:
+    if backend is not None and unit_of(case) in BACKEND_UNITS:
         return (*key, backend)
     return key
 
@@ -245,13 +249,19 @@ def fit_unit(rows: Sequence[GridRow], unit: Unit, keys: Sequence[Key], out: Fit)
     """Fit one unit: per runtime x device class where the rows suffice; the runtime's other
     device classes share one value fitted on all its rows; without enough rows, nothing (the
     hand-set values stay). A device class's value is fitted on all its rows, whatever their
-    backend (it is what an estimate naming no backend gets); a backend other than the
+    backend (it is what an estimate naming no backend gets), except for single-stream decode,
+    where a class fitted on its own rows takes its native backend's alone; a backend other than the
     device's native one (Vulkan on a Radeon) also gets its own key (runtime, class,
     backend) where its rows suffice, else one value shared by that backend's keys on every
     class and fitted on all of them (the same kernels); else none, and the engine takes its
     device class's."""
     options = candidates(unit)
     mine = [r for r in rows if r.unit == unit]
+    # Single-stream decode: a device class fitted on its own rows takes its native backend's
+    # alone (a foreign backend's rows fit their own key): the class value is what a run on the
+    # native kernels gets. The prefill shares keep the all-backend class value, and the pooled
+    # value of the runtime's other classes stays fitted on all its rows (every backend).
+    native = [r for r in mine if len(r.key) == 2] if unit == UNITS[0] else mine
 
     def prior(key: Key) -> tuple[float, ...]:
         base = hand_set(key)
@@ -274,7 +284,7 @@ def fit_unit(rows: Sequence[GridRow], unit: Unit, keys: Sequence[Key], out: Fit)
     for name in sorted({k[0] for k in keys}):
         rest = []
         for key in (k for k in keys if k[0] == name and len(k) == 2):
-            key_rows = [r for r in mine if r.key[:2] == key]
+            key_rows = [r for r in native if r.key[:2] == key]
             if supported(key_rows):
                 fit([key], key_rows)
             else:

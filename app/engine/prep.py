@@ -283,14 +283,15 @@ def prefill_efficiency(rt: RuntimeProfile, build: BuildSpec, workload: Workload)
     return runtime_efficiency(rt, accelerator_class(build.accelerator), backend)
 
 
-def bandwidth_efficiency(rt: RuntimeProfile, build: BuildSpec) -> float:
-    """Achieved share of nominal memory bandwidth (unified SoCs reach less)."""
-    return efficiency(rt, build).bandwidth
+def bandwidth_efficiency(rt: RuntimeProfile, build: BuildSpec, workload: Workload) -> float:
+    """Achieved share of nominal memory bandwidth (unified SoCs reach less), the workload's
+    kernel backend's own where it is not the device's native one (Vulkan's shaders)."""
+    return prefill_efficiency(rt, build, workload).bandwidth
 
 
-def fixed_per_layer(rt: RuntimeProfile, build: BuildSpec) -> float:
+def fixed_per_layer(rt: RuntimeProfile, build: BuildSpec, workload: Workload) -> float:
     """Fixed seconds per layer per forward pass (kernel launches, syncs; Metal pays more)."""
-    return efficiency(rt, build).fixed_s_per_layer
+    return prefill_efficiency(rt, build, workload).fixed_s_per_layer
 
 
 def fixed_per_pass(
@@ -304,7 +305,7 @@ def fixed_per_pass(
         # 2025) take a share of the early-2025 time for an MLA model's attention and experts.
         if rt.name in MLA_KERNEL_RUNTIMES and not workload.early_mla_kernels:
             kernels *= MLA_KERNEL_SHARE
-    return fixed_per_layer(rt, build) * model.num_hidden_layers + kernels
+    return fixed_per_layer(rt, build, workload) * model.num_hidden_layers + kernels
 
 
 def launch_s_without_graphs(

@@ -11,6 +11,7 @@ from .prep import (
     accelerator_class,
     bandwidth_efficiency,
     fixed_per_pass,
+    native_backend,
     resolve_runtime,
     unified_platform,
     usable_fraction,
@@ -77,7 +78,7 @@ def kv_tokens_weighted(p: Prepared, tokens: int) -> float:
 # Prepared depends on the build only through one accelerator's memory size and kind, so a
 # catalogue sweep or repeated requests reuse it. Bounded: cleared when full (no unbounded
 # global state); keys are frozen, hashable inputs.
-_PREPARED_CACHE: dict[tuple[ModelSpec, Workload, float, str, str, str], Prepared] = {}
+_PREPARED_CACHE: dict[tuple[ModelSpec, Workload, float, str, str, str, str | None], Prepared] = {}
 _PREPARED_CACHE_MAX = 256
 _MEMO_MAX = 512  # entries of one Prepared's memo (one estimate adds a few dozen at most)
 
@@ -100,6 +101,7 @@ def prepare(build: BuildSpec, model: ModelSpec, workload: Workload) -> Prepared:
         kind,
         acc.name if kind == "apple" else "",
         accelerator_class(acc),
+        native_backend(acc),  # whether the workload's backend is foreign (its own constants)
     )
     hit = _PREPARED_CACHE.get(key)
     if hit is not None:
@@ -184,7 +186,7 @@ def _prepare(build: BuildSpec, model: ModelSpec, workload: Workload) -> Prepared
         trainable_params=trainable,
         train_state_bytes_per_param=state_bytes,
         recompute=recompute,
-        bandwidth_efficiency=bandwidth_efficiency(runtime, build),
+        bandwidth_efficiency=bandwidth_efficiency(runtime, build, workload),
         fixed_pass_s=fixed_per_pass(runtime, build, model, workload),
     )
 

@@ -359,9 +359,36 @@ def test_a_foreign_kernel_backend_takes_its_own_prefill_shares(
     assert named.throughput.time_to_first_token_s == plain.time_to_first_token_s
 
 
+def test_a_foreign_kernel_backend_decodes_at_its_own_bandwidth_share(calibration) -> None:
+    # Vulkan's mat-vec shaders have their own (llama.cpp, class, vulkan) bandwidth share and
+    # launch cost; CUDA, the card's native backend, and an unnamed backend the class's.
+    from dataclasses import replace
+
+    from app.engine import runtime
+    from app.engine.prep import accelerator_class
+
+    card = replace(RTX4090, vendor="NVIDIA")
+    kind = accelerator_class(card)
+    native = runtime.Efficiency(0.8, 0.4, 0.2, 8e-6, None)
+    vulkan = runtime.Efficiency(0.4, 0.4, 0.2, 8e-6, None)
+    calibration({("llama.cpp", kind): native, ("llama.cpp", kind, "vulkan"): vulkan})
+    base = Workload(precision="fp16", runtime="llama.cpp", context_tokens=512)
+
+    def tg(backend: str | None) -> float:
+        result = estimate(BuildSpec("c", card), spec(LLAMA_8B), replace(base, backend=backend))
+        assert result.throughput is not None
+        return result.throughput.decode_tokens_per_s
+
+    assert tg(None) == tg("cuda")
+    # F16 weight reads bind: half the bandwidth share, close to half the speed.
+    assert tg("vulkan") == pytest.approx(tg(None) / 2, rel=0.05)
+
+
 def test_llama_cpp_builds_before_cuda_graphs_pay_their_kernel_launches():
+    # FP16 weights: the GPU's step outlasts the host's launches, so the host floor
+    # (graph_capture) does not bind and the difference is the per-layer term alone.
     build = BuildSpec("1x 4090", RTX4090)
-    today = Workload(precision="q4_0", context_tokens=512, runtime="llama.cpp")
+    today = Workload(precision="fp16", context_tokens=512, runtime="llama.cpp")
     before = dataclasses.replace(today, cuda_graphs=False)
     now, then = estimate(build, LLAMA_3_8B, today), estimate(build, LLAMA_3_8B, before)
     assert now.throughput is not None and then.throughput is not None

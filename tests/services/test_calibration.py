@@ -210,6 +210,31 @@ def test_three_sources_outvote_one_odd_source(calibrate: types.ModuleType) -> No
     assert result.values[KEY]["bandwidth"] == pytest.approx(known["bandwidth"])
 
 
+def test_foreign_backend_decode_rows_fit_their_own_key_not_the_class(
+    calibrate: types.ModuleType,
+) -> None:
+    # Four sources of Vulkan rows 3x slower than three sources of native ones: the class
+    # keeps the native rows' bandwidth share (the Vulkan sources would outvote them) and the
+    # (runtime, class, vulkan) key gets its own, lower one.
+    known = {"bandwidth": calibrate.GRIDS["bandwidth"][20]}
+    native = _measured_with(calibrate, _cases("decode_tokens_per_s", source_count=3), known)
+    slower = _measured_with(calibrate, _cases("decode_tokens_per_s", source_count=4), known)
+    vulkan = [
+        replace(
+            c,
+            slug=f"vk-{c.slug}",
+            source_url=f"{c.source_url}/vulkan",
+            measured=float(c.measured) / 3,
+            workload=replace(c.workload, backend="vulkan"),
+        )
+        for c in slower
+    ]
+    cases = native + vulkan
+    result = calibrate.fit_cases(cases, calibrate.Tables(cases), range(len(cases)))
+    assert result.values[KEY]["bandwidth"] == pytest.approx(known["bandwidth"])
+    assert result.values[(*KEY, "vulkan")]["bandwidth"] < known["bandwidth"] / 2
+
+
 def test_decode_is_also_reported_by_software_generation(calibrate: types.ModuleType) -> None:
     from app.services.accuracy import RowResult
 
