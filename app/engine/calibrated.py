@@ -52,14 +52,14 @@ ROWS: dict[str, tuple[int, int]] = {
 # pair is the runtime's hand-set one (moe_prefill_compute None: as prefill_compute);
 # a backend key's non-prefill values are its device class's.
 EFFICIENCY: dict[tuple[str, ...], tuple[float, float, float, float, float | None]] = {
-    ("llama.cpp", "Apple unified"): (0.7782, 0.5637, 0.1201, 0.00012, 0.05637),
-    ("llama.cpp", "Apple unified", "vulkan"): (0.8182, 0.2244, 0.1201, 0.00012, 0.05024),
-    ("llama.cpp", "CUDA/ROCm unified"): (0.8182, 0.2244, 0.1201, 0.00012, 0.05637),
-    ("llama.cpp", "CUDA/ROCm unified", "vulkan"): (0.8603, 0.2244, 0.1201, 0.00012, 0.05024),
-    ("llama.cpp", "HBM datacenter"): (0.8603, 0.317, 0.1201, 0.00012, 0.05637),
-    ("llama.cpp", "HBM datacenter", "vulkan"): (0.8182, 0.2244, 0.1201, 0.00012, 0.05024),
-    ("llama.cpp", "discrete GDDR"): (0.8182, 0.317, 0.1201, 1.5e-05, 0.05637),
-    ("llama.cpp", "discrete GDDR", "vulkan"): (0.8182, 0.2244, 0.1201, 0.00012, 0.05024),
+    ("llama.cpp", "Apple unified"): (0.7782, 0.5637, 0.1201, 0.00012, 0.317),
+    ("llama.cpp", "Apple unified", "vulkan"): (0.8182, 0.2244, 0.1201, 0.00012, 0.2),
+    ("llama.cpp", "CUDA/ROCm unified"): (0.8182, 0.2244, 0.1201, 0.00012, 0.2518),
+    ("llama.cpp", "CUDA/ROCm unified", "vulkan"): (0.8603, 0.2244, 0.1201, 0.00012, 0.2),
+    ("llama.cpp", "HBM datacenter"): (0.8603, 0.317, 0.1201, 0.00012, 0.317),
+    ("llama.cpp", "HBM datacenter", "vulkan"): (0.8182, 0.2244, 0.1201, 0.00012, 0.2),
+    ("llama.cpp", "discrete GDDR"): (0.8182, 0.317, 0.1201, 1.5e-05, 0.317),
+    ("llama.cpp", "discrete GDDR", "vulkan"): (0.8182, 0.2244, 0.1201, 0.00012, 0.2),
     ("mlx", "Apple unified"): (0.8182, 0.6, 0.15, 6e-05, None),
     ("mlx", "CUDA/ROCm unified"): (0.8182, 0.6, 0.15, 6e-05, None),
     ("mlx", "HBM datacenter"): (0.8182, 0.6, 0.15, 6e-05, None),

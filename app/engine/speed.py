@@ -9,6 +9,7 @@ from .graph_capture import host_floor, host_issue_s_without_graphs
 from .hops import pipeline_hop
 from .mmvq import mmvq_pass_s, mmvq_s_per_byte
 from .model_shape import distinct_experts
+from .moe_tiles import routed_tile_use
 from .plan import Prepared, kv_share, kv_tokens_weighted
 from .prep import (
     efficiency,
@@ -85,8 +86,7 @@ class DecodeModel:
         mem = (weights + batch * self.kv_per_seq) / self.bw
         comp = batch * self.flops_per_token / self.flops
         comp = max(comp, mmvq_pass_s(self.mmvq, batch, self.nonexpert, weights))  # overlapped
-        comm = self.comm_fixed + batch * self.comm_per_token + self.hop_fixed
-        comm += batch * self.hop_per_token
+        comm = self.comm_fixed + self.hop_fixed + batch * (self.comm_per_token + self.hop_per_token)
         return mem, comp, comm, self.fixed
 
     def step(self, batch: int) -> tuple[float, float, float, float, float]:
@@ -106,8 +106,7 @@ class DecodeModel:
         f_t = self.flops_per_token / self.flops
         if f_t <= kv_t:
             return None  # attention over the KV cache keeps it memory-bound at any batch
-        weights = self.nonexpert
-        b = weights / self.bw / (f_t - kv_t)
+        b = self.nonexpert / self.bw / (f_t - kv_t)
         for _ in range(3):  # MoE: more tokens touch more experts; a few fixed-point steps
             if not self.moe_layers:
                 break
@@ -176,7 +175,8 @@ def prefill(
     attn_peak = peak if p.kv_precision == "fp8" else half_peak
     compute_s = (dense / peak + attention / attn_peak) / (eff.prefill_compute * tp)
     if routed:
-        compute_s += routed / peak / (eff.routed_prefill_compute * tp)
+        use = routed_tile_use(p, model, n)  # llama.cpp: whole MMQ tiles
+        compute_s += routed / peak / (eff.routed_prefill_compute * tp * use)
     memory_s = weight_bytes / (acc.memory_bandwidth_gbs * 1e9 * p.bandwidth_efficiency * tp)
     layers = model.num_hidden_layers
     total = max(compute_s, memory_s * chunks) + chunks * p.fixed_pass_s

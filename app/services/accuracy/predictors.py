@@ -143,7 +143,9 @@ def figure_of(case: Case, est: Estimate, single: Callable[[], Estimate]) -> Pred
             t.decode_tokens_per_s if case.workload.batch == 1 else t.aggregate_decode_tokens_per_s
         )
     if metric == "prefill_tokens_per_s":
-        return t.prefill_tokens_per_s
+        # B prompts prefilled together (llama-batched-bench's S_PP): packed into the passes.
+        packed = t.packed_prefill_s if case.workload.batch > 1 else None
+        return t.prefill_tokens_per_s if packed is None else case.workload.prompt_tokens / packed
     return _serving_figure(case, est, t, single())
 
 
