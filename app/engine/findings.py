@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .graph_capture import decode_kernels, host_issue_s_without_graphs
-from .precision import GGML_BLOCK_FP4, ggml_gemm_compute, gguf_file_type
+from .precision import ggml_gemm_compute, gguf_file_type, is_gguf_type
 from .prep import GB, is_apple, launch_s_without_graphs, link_for, peak_flops, usable_fraction
 from .prepared import Prepared
 from .results import Finding, MemoryBreakdown, Throughput
@@ -93,8 +93,7 @@ def estimate_findings(
         )
     elif (
         p.mode == "inference"
-        and p.precision.family != "gguf"
-        and p.precision.name not in GGML_BLOCK_FP4  # MXFP4 is a GGUF type (gpt-oss files)
+        and not is_gguf_type(p.precision)  # MXFP4 is one (gpt-oss files)
         and p.runtime.name in ("llama.cpp", "ollama")
         and p.precision.bits_per_weight < 16
     ):

@@ -125,10 +125,16 @@ PRECISIONS: MappingProxyType[str, Precision] = MappingProxyType({p.name: p for p
 BF16_SCALAR_BACKENDS = frozenset({"vulkan"})
 
 
-# GGUF file types llama.cpp names for 16/32-bit weights (gguf-py GGMLQuantizationType).
+# GGUF file types for formats outside the gguf family: 16/32-bit floats and MXFP4
+# (gguf-py GGMLQuantizationType).
 _GGUF_FLOAT_TYPES = MappingProxyType(
     {"fp32": "F32", "fp16": "F16", "bf16": "BF16", "mxfp4": "MXFP4"}
 )
+
+
+def is_gguf_type(precision: Precision) -> bool:
+    """True when a GGUF file can hold weights in this very format."""
+    return precision.family == "gguf" or precision.name in _GGUF_FLOAT_TYPES
 
 
 def gguf_file_type(precision: Precision) -> str:
