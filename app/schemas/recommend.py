@@ -105,6 +105,7 @@ class ModelFitOut(FiguresOut):
     """One catalog model on one build (the build page's "what it runs"; not an API answer)."""
 
     model: ModelListItem
+    offloaded: bool = Field(description="weights kept in host RAM (CPU offload)")
 
 
 class RecommendItem(FiguresOut):

@@ -109,8 +109,9 @@ def filter_options(session: Session) -> FilterOptions:
     return snap.memo(("pages", "filter_options"), load)
 
 
-# Precisions the build page tries for each model, best quality first: the first that fits is
-# the one shown ("runs at BF16" / "needs FP8" / "only at INT4").
+# Precisions the build page tries for each model, best quality first: the first that fits on
+# the cards is the one shown ("runs at BF16" / "needs FP8" / "only at INT4"); a model that fits
+# on the cards at none of them is shown at the last, with weights in host RAM.
 BUILD_PAGE_PRECISIONS = ("bf16", "fp8", "int4")
 BUILD_PAGE_CONTEXT_TOKENS = 4096
 
@@ -193,16 +194,17 @@ def _build_model_fits(
     runs: list[ModelFit] = []
     misses: list[ModelFit] = []
     for index, first in enumerate(per_precision[precisions[0]]):
-        chosen = None
-        for p in precisions:
-            entry = per_precision[p][index]
-            if entry.fits:
-                chosen = ModelFit(model=entry.model, precision=p, figures=entry)
-                break
-        if chosen is not None:
-            runs.append(chosen)
+        last = per_precision[precisions[-1]][index]
+        on_cards = [p for p in precisions if per_precision[p][index].fits
+                    and not per_precision[p][index].offloaded]
+        if on_cards:
+            chosen = per_precision[on_cards[0]][index]
+            runs.append(ModelFit(model=chosen.model, precision=on_cards[0], figures=chosen))
+        elif last.fits:
+            # Nothing fits on the cards alone: what people run from host RAM is the smallest
+            # format (the fewest bytes to read from RAM each token), not BF16 at a crawl.
+            runs.append(ModelFit(model=last.model, precision=precisions[-1], figures=last))
         else:
-            last = per_precision[precisions[-1]][index]
             misses.append(ModelFit(model=first.model, precision=precisions[-1], figures=last))
     price = row.list_item.price_usd
     total = row.list_item.total_memory_gb
