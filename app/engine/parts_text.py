@@ -34,7 +34,7 @@ def placement_of(
     used = [s for s in shares if s.layers]
     if len(used) > 1:
         how = "as the tensor split states" if stated_split else "by memory"
-        parts.append(f"layers split {how}: " + ", ".join(f"{s.layers} on {s.name}" for s in used))
+        parts.append(f"layers split {how}: " + _layers_per_card(used))
     if expert_cpu and cpu_layers == 0:
         parts.append(
             f"attention and shared weights on the GPU, {expert_cpu} of {moe_layers} expert "
@@ -188,6 +188,21 @@ def parts_findings(build: BuildSpec, p: Prepared, placement: Placement | None) -
 
 # Brand words a card's catalog name starts with that a "2× RTX 3090" label leaves out.
 _LABEL_PREFIXES = ("NVIDIA ", "GeForce ", "AMD ")
+
+
+def _layers_per_card(used: list[CardShare]) -> str:
+    """ "12 on RTX 4090, 22 + 22 + 22 on 3× RTX 3090": runs of one card kind named once."""
+    runs: list[tuple[str, list[int]]] = []
+    for share in used:
+        name = short_card_name(share.name)
+        if runs and runs[-1][0] == name:
+            runs[-1][1].append(share.layers)
+        else:
+            runs.append((name, [share.layers]))
+    return ", ".join(
+        f"{' + '.join(map(str, layers))} on {f'{len(layers)}× ' if len(layers) > 1 else ''}{name}"
+        for name, layers in runs
+    )
 
 
 def short_card_name(name: str) -> str:

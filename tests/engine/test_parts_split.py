@@ -32,7 +32,9 @@ def test_a_stated_split_moves_layers_and_time_to_the_named_card():
     layers = [c.layers for c in stated.placement.cards]
     # 81 units (80 layers + output): the 4090 (last card) takes half of them.
     assert layers == [21, 20, 39]
-    assert "as the tensor split states" in stated.placement.description
+    assert "as the tensor split states: 21 + 20 on 2× RTX 3090, 39 on RTX 4090" in (
+        stated.placement.description
+    )
     assert "by memory" in default.placement.description
     assert "--tensor-split 21,20,39" in stated.plan.launch_command
     # More layers on the 4090 (1008 GB/s) than the free-memory split gives it: faster decode.
