@@ -79,6 +79,7 @@ def tier_line_chart(request: Request, session: SessionDep, settings: SettingsDep
                 memory_gb=b.total_memory_gb,
                 largest_model=b.largest_model.name if b.largest_model else None,
                 largest_model_gb=b.largest_model.rule_of_thumb_gb if b.largest_model else None,
+                largest_model_offloaded=bool(b.largest_model and b.largest_model.offloaded),
             )
             for group in line.tiers
             for b in group.builds

@@ -27,3 +27,10 @@ def test_charts_have_no_scientific_notation_ticks() -> None:
     svg = tier_line_svg(tiers)
     assert "×10" not in svg and "\u00d7" not in svg
     assert " TB" in svg
+
+
+def test_tier_line_draws_a_model_that_runs_only_from_host_ram_apart() -> None:
+    on_cards = [TierPoint("x", "desktop", 3000, 48, "m", 40)]
+    offloaded = [TierPoint("x", "desktop", 3000, 24, "m", 140, largest_model_offloaded=True)]
+    assert "host RAM" not in tier_line_svg(on_cards)
+    assert "only with weights in host RAM" in tier_line_svg(offloaded)

@@ -33,6 +33,9 @@ class TierPoint:
     memory_gb: float
     largest_model: str | None
     largest_model_gb: float | None
+    # It runs only with weights in host RAM: drawn apart, since the memory it has is not the
+    # memory the model sits in.
+    largest_model_offloaded: bool = False
 
 
 def tier_line_svg(points: Sequence[TierPoint], *, story_need_gb: float | None = None,
@@ -68,9 +71,14 @@ def _tier_line_svg(points: Sequence[TierPoint], *, story_need_gb: float | None,
             runs = [p for p in tier_points if p.largest_model_gb]
             for p in runs:
                 ax.plot([p.price_usd, p.price_usd], [p.largest_model_gb, p.memory_gb],
-                        color=TIER_COLOURS[tier], alpha=0.35, linewidth=1, zorder=2)
-            ax.scatter([p.price_usd for p in runs], [p.largest_model_gb for p in runs],
-                       s=60, marker="_", color=TIER_COLOURS[tier], linewidth=2.2, zorder=3)
+                        color=TIER_COLOURS[tier], alpha=0.35, linewidth=1, zorder=2,
+                        linestyle=":" if p.largest_model_offloaded else "-")
+            for offloaded in (False, True):
+                drawn = [p for p in runs if p.largest_model_offloaded is offloaded]
+                ax.scatter([p.price_usd for p in drawn], [p.largest_model_gb for p in drawn],
+                           s=60, marker="x" if offloaded else "_",
+                           color=MUTED if offloaded else TIER_COLOURS[tier],
+                           linewidth=1.6 if offloaded else 2.2, zorder=3)
             ax.scatter([p.price_usd for p in tier_points], [p.memory_gb for p in tier_points],
                        s=46, color=TIER_COLOURS[tier], zorder=3, edgecolor="white",
                        linewidth=0.8)
@@ -92,6 +100,9 @@ def _tier_line_svg(points: Sequence[TierPoint], *, story_need_gb: float | None,
         axes[-1].scatter([], [], s=46, color=MUTED, label="total accelerator memory")
         axes[-1].scatter([], [], s=60, marker="_", color=MUTED, linewidth=2.2,
                          label="largest runnable catalog model (rule-of-thumb size)")
+        if any(p.largest_model_offloaded for p in priced):
+            axes[-1].scatter([], [], s=60, marker="x", color=MUTED, linewidth=1.6,
+                             label="… only with weights in host RAM (offload)")
         if phone:
             # No room inside the bands: the legend goes under the axis, one entry per line.
             axes[-1].legend(loc="upper center", bbox_to_anchor=(0.5, -0.32), fontsize=small,
