@@ -260,6 +260,10 @@ class Workload(HashedOnce):
     # it, and the prompt chunk. None: the runtime profile's prefill_chunk_tokens
     # (token_budget.token_budget; 512 for llama.cpp).
     prefill_token_budget: int | None = None
+    # Sequences whose KV caches one decode step's `batch` tokens read: None = `batch` (one token
+    # of each sequence); 1 = the tokens are consecutive tokens of one sequence (llama-bench's
+    # prompt run at `-ub N`, published as a decode rate), which read its cache once.
+    decode_sequences: int | None = None
     # Whether a scheduler step fuses prompt chunks with the decode batch (None: the runtime
     # profile's `mixes_prefill`); False for a vLLM release that runs the model without chunked
     # prefill (token_budget.vllm_unchunked_budget), whose prefill steps run alone.
@@ -273,6 +277,13 @@ class Workload(HashedOnce):
 
     def __reduce__(self) -> tuple[type[Workload], tuple[object, ...]]:
         return (type(self), init_values(self))  # rebuilt through __init__, like ModelSpec
+
+    @property
+    def kv_share_per_token(self) -> float:
+        """Share of one sequence's KV cache each of a step's tokens reads (1: its own)."""
+        if self.decode_sequences is None:
+            return 1.0
+        return min(self.decode_sequences, self.batch) / max(self.batch, 1)
 
 
 @dataclass(frozen=True, slots=True)

@@ -124,11 +124,11 @@ def _decode_coefficients(
     weighted = kv_tokens_weighted(p, workload.context_tokens)
     # Attention FLOPs over cached tokens (a linear-attention state's bytes are in kv_per_seq).
     attended = weighted - p.state_layer_tokens
-    reads = weighted
+    reads = weighted * (share := workload.kv_share_per_token)  # <1: tokens share a cache
     if not workload.flash_attention and rt.ggml_layout and not model.kv_lora_rank:
         # ggml's unfused K*Q and KQ*V broadcast a KV head over its query heads: the cache
         # is read once per query head (llama.cpp's build_attn_mha without flash attention).
-        reads += attended * (model.num_attention_heads / model.num_key_value_heads - 1.0)
+        reads += attended * share * (model.num_attention_heads / model.num_key_value_heads - 1)
     # KV bytes read per sequence, summed over the tp ranks (MLA is read whole by every rank).
     kv_per_seq = p.kv_token_layer_bytes * reads * kv_share(model, tp) * tp
     flops_per_token = (

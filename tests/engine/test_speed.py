@@ -493,6 +493,27 @@ def test_llama_cpp_decode_without_flash_attention_reads_the_cache_once_per_query
     assert memory_s(dataclasses.replace(vllm, flash_attention=False)) == memory_s(vllm)
 
 
+def test_tokens_of_one_sequence_read_its_cache_once_and_every_token_pays_attention_flops():
+    # llama-bench's prompt run at -ub 2 decodes two consecutive tokens of one sequence per
+    # pass: one cache read, not one per token as for two sequences.
+    build = BuildSpec("1x 4090", RTX4090)
+    two = Workload(precision="q4_0", context_tokens=32768, batch=2, runtime="llama.cpp")
+    one_sequence = dataclasses.replace(two, decode_sequences=1)
+    single = dataclasses.replace(two, batch=1)
+    model = LLAMA_3_8B
+
+    def parts(work: Workload) -> tuple[float, float]:
+        result = estimate(build, model, work).throughput
+        assert result is not None
+        return result.decode_memory_s, result.decode_compute_s
+
+    cache_read = parts(two)[0] - parts(single)[0]
+    assert cache_read > 0.0
+    assert parts(one_sequence)[0] == pytest.approx(parts(two)[0] - cache_read, rel=1e-9)
+    assert parts(one_sequence)[1] == pytest.approx(parts(two)[1], rel=1e-9)
+    assert dataclasses.replace(single, decode_sequences=1).kv_share_per_token == 1.0
+
+
 def test_a_ring_all_reduce_across_nodes_runs_at_the_node_network_not_a_gpu_share() -> None:
     # Two nodes of 8 with 3,200 Gb/s each (8 x 400 Gb/s): a TP-16 ring sends each node's
     # share out once through all its NICs (400 GB/s); an all-to-all's GPU gets 1/8 of them.

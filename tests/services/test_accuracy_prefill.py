@@ -84,3 +84,14 @@ def test_a_stated_n_ubatch_reaches_the_prefill_workload(session: Session) -> Non
     cases = {c.slug: c for c in measurement_cases(snapshot(session)).cases}
     assert cases["t-pp-ub"].workload.prefill_token_budget == 2048
     assert cases["t-pp-default"].workload.prefill_token_budget is None
+
+
+def test_a_llama_bench_micro_batch_row_decodes_tokens_of_one_sequence(session: Session) -> None:
+    rows = [
+        measurement("t-ub2", batch=2, notes="pp512@d32768 micro-batch 2, aggregate"),
+        measurement("t-b2", batch=2, notes="two parallel sequences"),
+    ]
+    assert import_document(session, {"measurements": rows}, actor="t").ok
+    cases = {c.slug: c for c in measurement_cases(snapshot(session)).cases}
+    assert cases["t-ub2"].workload.decode_sequences == 1
+    assert cases["t-b2"].workload.decode_sequences is None

@@ -33,6 +33,7 @@ from .notes import (
     LLAMA_CPP_RUNTIMES,
     before_cuda_graphs,
     before_mla_kernels,
+    one_sequence_micro_batch,
     stated_flag,
     stated_tokens,
     stated_ubatch,
@@ -214,6 +215,7 @@ def _workload(record: MeasurementIn) -> Workload:
         # row's note states it (`cuda_graphs=off`, e.g. Qwen3-Next's unfused delta rule).
         cuda_graphs=not before_cuda_graphs(record) and stated_flag(record, "cuda_graphs", True),
         early_mla_kernels=before_mla_kernels(record),
+        decode_sequences=1 if one_sequence_micro_batch(record) else None,
     )
     try:
         return published_placement(work, record.offload)

@@ -95,6 +95,17 @@ def stated_ubatch(record: MeasurementIn) -> int | None:
     return None if found is None else int(found.group(1))
 
 
+def one_sequence_micro_batch(record: MeasurementIn) -> bool:
+    """A llama.cpp decode row read off llama-bench's prompt run at micro-batch N (the note's
+    "micro-batch N"): each pass runs N consecutive tokens of its one sequence, which share that
+    sequence's KV cache, not one token of each of N sequences."""
+    return (
+        record.metric == "decode_tokens_per_s"
+        and record.runtime in LLAMA_CPP_RUNTIMES
+        and re.search(r"\bmicro-batch \d+", record.notes) is not None
+    )
+
+
 def unpredictable(record: MeasurementIn) -> str | None:
     """Why the row's own note makes its figure unpredictable (None: it does not)."""
     for flag, value, metrics, reason in UNPREDICTABLE:
