@@ -78,6 +78,7 @@ def with_parts(
     costs: CostAssumptions,
     base: Estimate,
     p: Prepared,
+    model_ref: str,
 ) -> Estimate:
     """The estimate re-derived for mixed cards and host-RAM offload (see the module text)."""
     layers = model.num_hidden_layers
@@ -297,7 +298,9 @@ def with_parts(
         accelerators_used=used,
         layers_per_stage=max(split) if split else 0,
         description=placement.description,
-        launch_command=launch_with_flags(base.plan.launch_command, placement, p, split),
+        launch_command=launch_with_flags(
+            base.plan.launch_command, placement, p, split, (build, workload, model_ref)
+        ),
         replicas_active=1,
     )
     verdict = parts_verdict(memory, placement)
