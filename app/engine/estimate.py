@@ -68,11 +68,14 @@ def estimate(
         work = replace(work, tensor_parallel=1, pipeline_parallel=build.accelerators_per_node)
     if single is not build or work is not workload:
         result = _estimate(single, model, work, costs, model_ref=model_ref)
-    answer = with_parts(build, model, work, costs, result, prepare(single, model, work))
+    p = prepare(single, model, work)
+    answer = with_parts(build, model, work, costs, result, p, model_ref or model.name)
     if work.runtime != workload.runtime and answer.fits:
         return _with_finding(answer, Finding("info", RUNTIME_CHOSEN_FOR_OFFLOAD))
-    if not answer.fits and workload.offload == "auto" and RUNTIMES[answer.runtime].split != (
-        "layers"
+    if (
+        not answer.fits
+        and workload.offload == "auto"
+        and RUNTIMES[answer.runtime].split != "layers"
     ):
         alternative = estimate(
             build, model, replace(workload, runtime="llama.cpp"), costs, model_ref=model_ref

@@ -29,12 +29,20 @@ def launch_command(
     expert_parallel: bool,
     memory_utilization: float,
     kv_precision: str,
+    layer_partition: tuple[int, ...] = (),
 ) -> str:
-    """The command line that runs this plan (model_ref: a Hugging Face id or a file name)."""
+    """The command line that runs this plan (model_ref: a Hugging Face id or a file name).
+
+    `layer_partition`: the layers of each pipeline stage, where they are not even (mixed
+    cards, engine/parts.py). vLLM splits layers evenly over the stages unless
+    VLLM_PP_LAYER_PARTITION gives the counts (vllm envs.py, read by
+    distributed/utils.get_pp_indices), so its command sets that variable."""
     ctx = workload.context_tokens
     batch = workload.batch
     if runtime == "vllm":
         parts = [f"vllm serve {model_ref}", f"--tensor-parallel-size {tp}"]
+        if pp > 1 and layer_partition:
+            parts.insert(0, "VLLM_PP_LAYER_PARTITION=" + ",".join(map(str, layer_partition)))
         if pp > 1:
             parts.append(f"--pipeline-parallel-size {pp}")
         if replicas > 1:

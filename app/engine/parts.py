@@ -26,6 +26,7 @@ from .parts_split import (
     DEFAULT_RAM_BANDWIDTH_GBS,
     FIT_TARGET_GIB,
     HOST_RESERVED_GIB,
+    card_issue_s,
     cards_of,
     compute_s,
     compute_scale,
@@ -36,13 +37,7 @@ from .parts_split import (
     split_layers,
     ttft_guess,
 )
-from .parts_text import (
-    launch_with_flags,
-    parts_findings,
-    parts_no_fit,
-    parts_verdict,
-    placement_of,
-)
+from .parts_text import launch_with_flags, parts_findings, parts_no_fit, parts_verdict, placement_of
 from .prep import GB, GIB, launch_s_without_graphs
 from .prepared import Prepared
 from .results import CardShare, Estimate, Throughput
@@ -83,6 +78,7 @@ def with_parts(
     costs: CostAssumptions,
     base: Estimate,
     p: Prepared,
+    model_ref: str,
 ) -> Estimate:
     """The estimate re-derived for mixed cards and host-RAM offload (see the module text)."""
     layers = model.num_hidden_layers
@@ -162,15 +158,16 @@ def with_parts(
     index = cpu_layers
     sizes = gpu_sizes(expert_cpu, cpu_layers)
     reads: list[float] = []
+    weights: list[tuple[float, float]] = []  # each card's (non-expert, all) weight bytes
     for count in split:
         read = 0.0
         for layer in range(index, index + count):
             read += nonexpert_layer + kv_layer
             if layer in moe_every and layer not in cpu_moe:
                 read += active_expert_bytes
-        if index + count == layers and not head_cpu:
-            read += head
-        reads.append(read)
+        last = head if index + count == layers and not head_cpu else 0.0
+        reads.append(read + last)
+        weights.append((count * nonexpert_layer + last, read + last - count * kv_layer))
         index += count
     base_t = base.throughput
     if base_t is not None and sum(reads) > 0 and ram_bytes == 0:
@@ -213,11 +210,11 @@ def with_parts(
     # wait for the host's launches (graph_capture.host_floor): the base's per-step costs before that
     # wait (speed.py's _decode_coefficients), launches without CUDA graphs included.
     host_issue = host_issue_s_without_graphs(p.runtime, build, model, workload)
-    fixed = base_t.decode_fixed_s if base_t and not host_issue else (
-        p.fixed_pass_s + p.runtime.fixed_s_per_step
-        + launch_s_without_graphs(p.runtime, build, model, workload)
-    )
-    compute = compute_s(base_t, cards, split, p)
+    fixed = p.fixed_pass_s + p.runtime.fixed_s_per_step
+    fixed += launch_s_without_graphs(p.runtime, build, model, workload)
+    if base_t and not host_issue:
+        fixed = base_t.decode_fixed_s
+    compute = compute_s(base_t, cards, split, p, card_issue_s(p, build, workload, cards, weights))
     memory_s = decode_gpu + decode_ram
     step, fixed = host_floor(max(memory_s, compute) + comm + fixed, fixed, host_issue)
     # Prefill on the GPUs: the base prompt time scaled by each card's share of the layers and
@@ -301,7 +298,9 @@ def with_parts(
         accelerators_used=used,
         layers_per_stage=max(split) if split else 0,
         description=placement.description,
-        launch_command=launch_with_flags(base.plan.launch_command, placement, p, split),
+        launch_command=launch_with_flags(
+            base.plan.launch_command, placement, p, split, (build, workload, model_ref)
+        ),
         replicas_active=1,
     )
     verdict = parts_verdict(memory, placement)

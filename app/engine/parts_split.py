@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from .mmvq import mmvq_pass_s, mmvq_s_per_byte
 from .model_shape import distinct_experts
 from .prep import matmul_peak
 from .prepared import Prepared
@@ -128,11 +131,49 @@ def compute_s(
     cards: list[tuple[AcceleratorSpec, float]],
     split: list[int],
     p: Prepared,
+    issue_s: list[float] | None = None,
 ) -> float:
-    """Decode compute time: the base card's figure scaled by each card's share and rate."""
+    """Decode compute time: on each card the base card's figure scaled by the card's share and
+    rate, or the card's own MMVQ issue time for its layers (`card_issue_s`) where that is
+    longer, summed over the cards (they run their layers one after another)."""
     if base_t is None:
         return 0.0
-    return base_t.decode_compute_s * compute_scale(cards, split, p)
+    total = sum(split)
+    if total == 0:
+        return base_t.decode_compute_s
+    issue_s = issue_s or [0.0] * len(cards)
+    return sum(
+        max(base_t.decode_compute_s * _card_scale(cards, p, acc) * count / total, issue)
+        for (acc, _), count, issue in zip(cards, split, issue_s, strict=True)
+    )
+
+
+def card_issue_s(
+    p: Prepared,
+    build: BuildSpec,
+    workload: Workload,
+    cards: list[tuple[AcceleratorSpec, float]],
+    weights: list[tuple[float, float]],
+) -> list[float]:
+    """Each card's MMVQ instruction-issue seconds for the (non-expert, all) weight bytes its
+    layers read in one decode pass, at that card's own issue rate (mmvq.py, docs/engine.md 5
+    and 14); 0 for a card the catalogue gives no issue rate."""
+    out = []
+    for (acc, _), (nonexpert, weight) in zip(cards, weights, strict=True):
+        per_byte = mmvq_s_per_byte(
+            p.runtime, replace(build, accelerator=acc), p.precision, workload
+        )
+        out.append(mmvq_pass_s(per_byte, workload.batch, nonexpert, weight))
+    return out
+
+
+def _card_scale(
+    cards: list[tuple[AcceleratorSpec, float]], p: Prepared, acc: AcceleratorSpec
+) -> float:
+    """The first card kind's matmul rate over this card's (prep.matmul_peak)."""
+    return matmul_peak(p.runtime, cards[0][0], p.precision) / matmul_peak(
+        p.runtime, acc, p.precision
+    )
 
 
 def compute_scale(
@@ -143,9 +184,7 @@ def compute_scale(
     total = sum(split)
     if total == 0:
         return 1.0
-    rate = {acc.name: matmul_peak(p.runtime, acc, p.precision) for acc, _ in cards}
-    ref = rate[cards[0][0].name]
-    return sum(c / total * ref / rate[a.name] for (a, _), c in zip(cards, split, strict=True))
+    return sum(c / total * _card_scale(cards, p, a) for (a, _), c in zip(cards, split, strict=True))
 
 
 def prefill_offload_s(

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 
+from .launch import launch_command, model_ref_for
 from .parts_split import DEFAULT_RAM_BANDWIDTH_GBS
-from .prep import GB
+from .prep import GB, GIB
 from .prepared import Prepared
 from .results import CardShare, Estimate, Finding, MemoryBreakdown, Placement
-from .specs import BuildSpec, ModelSpec
+from .specs import BuildSpec, ModelSpec, Workload
+
+# What a serving runtime's command for the parts plan is made from: the first card kind's
+# build and workload, and the model's reference (launch.model_ref_for).
+LaunchInputs = tuple[BuildSpec, Workload, str]
 
 
 def placement_of(
@@ -82,48 +86,37 @@ def placement_of(
     )
 
 
-# A serving runtime's parallelism flags (launch.py) and what a pipeline of `stages` whole-layer
-# stages, tensor parallel 1, one replica, sets them to (None: the flag goes).
-_PIPELINE_FLAGS = (
-    (r"--tensor-parallel-size \d+", "--tensor-parallel-size 1"),
-    (r"--pipeline-parallel-size \d+", None),
-    (r"--data-parallel-size \d+", None),
-    (r"--enable-expert-parallel", None),
-    (r"--tp \d+", "--tp 1"),
-    (r"--pp-size \d+", None),
-    (r"--dp \d+", None),
-    (r"--ep \d+", None),
-    (r"--tp_size \d+", "--tp_size 1"),
-    (r"--pp_size \d+", None),
-    (r"--ep_size \d+", None),
-)
-_PIPELINE_SIZE = {"vllm": "--pipeline-parallel-size", "sglang": "--pp-size", "trt-llm": "--pp_size"}
+def pipeline_command(
+    p: Prepared, build: BuildSpec, workload: Workload, model_ref: str, split: list[int]
+) -> str:
+    """A serving runtime's command for the parts plan (launch.py): tensor parallel 1, a pipeline
+    stage per card holding layers with the split's layer counts, one replica, and otherwise the
+    first card kind's inputs (its usable share of memory, KV format, context and batch)."""
+    counts = tuple(c for c in split if c)
+    runtime = p.runtime.name
+    return launch_command(
+        runtime=runtime,
+        model_ref=model_ref_for(model_ref, runtime, workload.precision),
+        build=build,
+        workload=workload,
+        tp=1,
+        pp=len(counts),
+        replicas=1,
+        expert_parallel=False,
+        memory_utilization=p.usable_per_accel / (build.accelerator.memory_gb * GIB),
+        kv_precision=p.kv_precision,
+        layer_partition=counts,
+    )
 
 
-def pipeline_command(command: str, runtime: str, split: list[int]) -> str:
-    """A serving runtime's command for the parts plan: tensor parallel 1, a pipeline stage per
-    card holding layers, one replica (the first card kind's command carried that kind's own
-    split). vLLM splits layers evenly unless VLLM_PP_LAYER_PARTITION gives the counts (vllm
-    envs.py, read by distributed/utils.get_pp_indices): the command sets it to the split."""
-    counts = [c for c in split if c]
-    stages = len(counts)
-    for pattern, replacement in _PIPELINE_FLAGS:
-        command = re.sub(r" " + pattern + r"(?=\s|$)", f" {replacement}" if replacement else "",
-                         command)
-    flag = _PIPELINE_SIZE.get(runtime)
-    if flag and (stages > 1 or runtime == "trt-llm"):
-        tp = {"vllm": "--tensor-parallel-size 1", "sglang": "--tp 1", "trt-llm": "--tp_size 1"}
-        command = command.replace(tp[runtime], f"{tp[runtime]} {flag} {stages}", 1)
-    if runtime == "vllm" and stages > 1:
-        command = f"VLLM_PP_LAYER_PARTITION={','.join(map(str, counts))} {command}"
-    return command
-
-
-def launch_with_flags(command: str, placement: Placement, p: Prepared, split: list[int]) -> str:
+def launch_with_flags(
+    command: str, placement: Placement, p: Prepared, split: list[int], inputs: LaunchInputs
+) -> str:
     """The runtime's command with the placement's split and offload flags in place of its
-    defaults (a serving runtime: its pipeline flags, pipeline_command)."""
+    defaults; a serving runtime's command is made for the parts plan (pipeline_command) from
+    `inputs`, the first card kind's (build, workload, model reference)."""
     if p.runtime.split != "layers":
-        return pipeline_command(command, p.runtime.name, split)
+        return pipeline_command(p, *inputs, split)
     flags = placement.launch_flags
     if not flags:
         return command

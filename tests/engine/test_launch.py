@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from app.engine import Workload, estimate, model_spec_from_hf_config
+from app.engine.launch import launch_command
 
 from .shapes import FOUR_4090, LLAMA_3_8B, LLAMA_8B
 
@@ -30,3 +31,22 @@ def test_llama_cpp_launch_keeps_a_gguf_format_and_names_bf16_as_gguf_does():
     bf16 = estimate(FOUR_4090, LLAMA_3_8B, Workload(precision="bf16", runtime="llama.cpp"))
     assert "-Q4_K_M.gguf" in gguf.plan.launch_command
     assert "-BF16.gguf" in bf16.plan.launch_command
+
+
+def _pipeline(runtime: str, pp: int) -> str:
+    return launch_command(
+        runtime=runtime, model_ref="m", build=FOUR_4090, workload=Workload(precision="bf16"),
+        tp=1, pp=pp, replicas=1, expert_parallel=False, memory_utilization=0.9,
+        kv_precision="bf16", layer_partition=(20, 12)[:pp],
+    )  # fmt: skip
+
+
+def test_a_stated_layer_partition_reaches_vllm_as_its_environment_variable_only():
+    # vLLM splits layers evenly over pipeline stages unless VLLM_PP_LAYER_PARTITION says
+    # otherwise; SGLang and a single stage take no such variable.
+    vllm = _pipeline("vllm", 2)
+    assert vllm.startswith("VLLM_PP_LAYER_PARTITION=20,12 vllm serve m --tensor-parallel-size 1")
+    assert "--pipeline-parallel-size 2" in vllm
+    assert _pipeline("vllm", 1).startswith("vllm serve m --tensor-parallel-size 1")
+    sglang = _pipeline("sglang", 2)
+    assert "VLLM_PP_LAYER_PARTITION" not in sglang and "--tp 1 --pp-size 2" in sglang

@@ -4,9 +4,22 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from app.engine import BuildSpec, estimate
-from app.engine.parts_split import split_by_ratio
+import pytest
 
+from app.engine import (
+    AcceleratorGroup,
+    AcceleratorSpec,
+    BuildSpec,
+    IntraNodeLink,
+    Workload,
+    estimate,
+)
+from app.engine.mmvq import MMVQ_ISSUE_EFFICIENCY, cuda_issue_rate, mmvq_ops_per_byte
+from app.engine.parts_split import card_issue_s, cards_of, compute_s, split_by_ratio
+from app.engine.precision import PRECISIONS
+from app.engine.prepared import prepare
+
+from .shapes import LLAMA_3_8B, P40
 from .test_parts import GPT_OSS, LLAMA_70B, MIXED, MXFP4_LLAMA_CPP, ONE_4090, Q4, RTX3090
 
 
@@ -67,4 +80,53 @@ def test_a_stated_split_changes_nothing_for_a_tensor_parallel_runtime():
     vllm = replace(Q4, precision="fp8", runtime="vllm")
     assert estimate(two, LLAMA_70B, replace(vllm, tensor_split=(3.0, 1.0))) == estimate(
         two, LLAMA_70B, vllm
+    )
+
+
+def _p40_and_3090(p40: AcceleratorSpec) -> BuildSpec:
+    return BuildSpec.of_groups(
+        "3090 + P40",
+        (AcceleratorGroup(RTX3090, 1), AcceleratorGroup(p40, 1)),
+        intra_node_link=IntraNodeLink("pcie", 15.8),
+    )
+
+
+def test_each_card_of_a_split_pays_its_own_mmvq_issue_time():
+    # Q2_K on a Tesla P40 issues more MMVQ instructions per byte than its 47 dp4a TOPS clear at
+    # its 346 GB/s (docs/engine.md 5). Before, the P40's share of a split was the first card's
+    # (RTX 3090) compute scaled by the two matmul rates, 57 of the step's 98 ms; a single P40
+    # pays its own issue time for the same bytes, and so does its share of a split now.
+    work = Workload(precision="q2_k", runtime="llama.cpp", context_tokens=512)
+    build = _p40_and_3090(P40)
+    result = estimate(build, LLAMA_70B, work)
+    t, placement = result.throughput, result.placement
+    assert t is not None and placement is not None
+    held = placement.cards[1].layers
+    assert held > 0
+    p = prepare(build, LLAMA_70B, work)
+    weight = p.nonexpert_body_bytes / LLAMA_70B.num_hidden_layers * held + p.head_bytes
+    ops = mmvq_ops_per_byte(PRECISIONS["q2_k"])[0] * weight
+    p40_issue = ops / (47e12 / 8 * MMVQ_ISSUE_EFFICIENCY)
+    assert p40_issue > placement.cards[1].decode_s  # issue-bound: longer than its reads
+    assert t.decode_compute_s >= p40_issue
+
+
+def test_card_issue_time_is_the_cards_bytes_at_its_own_rate_and_compute_takes_the_longer():
+    build = _p40_and_3090(P40)
+    work = Workload(precision="q2_k", runtime="llama.cpp")
+    p = prepare(build, LLAMA_70B, work)
+    cards = cards_of(build)
+    issue = card_issue_s(p, build, work, cards, [(1e9, 1e9), (1e9, 1e9)])
+    per_op = 1.0 / MMVQ_ISSUE_EFFICIENCY
+    ops = mmvq_ops_per_byte(PRECISIONS["q2_k"])[0] * 1e9
+    assert issue == [
+        pytest.approx(ops * per_op / cuda_issue_rate(RTX3090)),
+        pytest.approx(ops * per_op / (47e12 / 8)),
+    ]
+    base = estimate(BuildSpec("one 3090", RTX3090), LLAMA_3_8B, work).throughput
+    assert base is not None
+    # A card whose issue time is the longer contributes that, the other its share of the base's
+    # compute (the first card kind's own figure: scale 1).
+    assert compute_s(base, cards, [40, 40], p, [0.0, 1.0]) == pytest.approx(
+        base.decode_compute_s * 40 / 80 + 1.0
     )
