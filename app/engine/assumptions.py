@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from types import MappingProxyType
 
 from .mla_kernels import MLA_KERNEL_SHARE
 from .precision import PRECISIONS
-from .prepared import Prepared
+from .prep import accelerator_class, efficiency, foreign_backend, prefill_efficiency
+from .prepared import Prepared, calibrated_memo
 from .runtime import (
     CALIBRATION,
     CALIBRATION_ALIASES,
@@ -16,7 +18,7 @@ from .runtime import (
     Efficiency,
     RuntimeProfile,
 )
-from .specs import CostAssumptions
+from .specs import BuildSpec, CostAssumptions, Workload
 
 # Fixed wording, built once; the per-call ones are added in _assumptions.
 _BASE_ASSUMPTIONS = (
@@ -70,24 +72,38 @@ def runtime_text(rt: RuntimeProfile, device: str, eff: Efficiency) -> str:
     )
 
 
-# Assumption tuples repeat for every build of a sweep: memoise them (bounded, frozen keys).
-_AssumptionsKey = tuple[str, str, str, CostAssumptions, float, str, Efficiency]
-_ASSUMPTIONS_CACHE: dict[_AssumptionsKey, tuple[str, ...]] = {}
+# Assumption tuples repeat for every build of a sweep and every entry of a batch: memoised
+# (bounded) by what they read, the runtime profile by identity (the cached value holds it, so
+# its id is not reused). They state the fitted constants: a calibration swapping them clears
+# the memo (prepared.clear_prepared).
+_AssumptionsKey = tuple[int, str, str, str, str | None, CostAssumptions, float]
+_Worded = tuple[RuntimeProfile, tuple[str, ...]]
+_ASSUMPTIONS_CACHE: dict[_AssumptionsKey, _Worded] = calibrated_memo({})
 _ASSUMPTIONS_CACHE_MAX = 256
 
 
 def assumptions(
-    p: Prepared, costs: CostAssumptions, util: float, device: str, eff: Efficiency
+    p: Prepared, costs: CostAssumptions, util: float, build: BuildSpec, workload: Workload
 ) -> tuple[str, ...]:
     """The assumptions stated with an estimate (memoised per precision, runtime, device class,
-    efficiency and costs)."""
-    key = (p.precision.name, p.kv_precision, p.runtime.name, costs, util, device, eff)
+    kernel backend and costs)."""
+    rt = p.runtime
+    device = accelerator_class(build.accelerator)
+    backend = None if workload.backend is None else foreign_backend(rt, build, workload)
+    key = (id(rt), p.precision.name, p.kv_precision, device, backend, costs, util)
     hit = _ASSUMPTIONS_CACHE.get(key)
     if hit is None:
+        # Decode reads the device class's shares; prefill those of the workload's backend.
+        prefill = prefill_efficiency(rt, build, workload)
+        eff = replace(
+            efficiency(rt, build),
+            prefill_compute=prefill.prefill_compute,
+            moe_prefill_compute=prefill.moe_prefill_compute,
+        )
         if len(_ASSUMPTIONS_CACHE) >= _ASSUMPTIONS_CACHE_MAX:
             _ASSUMPTIONS_CACHE.clear()
-        hit = _ASSUMPTIONS_CACHE[key] = _assumption_texts(p, costs, util, device, eff)
-    return hit
+        hit = _ASSUMPTIONS_CACHE[key] = (rt, _assumption_texts(p, costs, util, device, eff))
+    return hit[1]
 
 
 def _assumption_texts(

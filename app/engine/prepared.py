@@ -83,9 +83,22 @@ _PREPARED_CACHE_MAX = 256
 _MEMO_MAX = 512  # entries of one Prepared's memo (one estimate adds a few dozen at most)
 
 
+# Every memo of values that read the fitted efficiency constants: this module's, and those
+# other modules register (assumptions.py's texts). clear_prepared() forgets them all.
+_CALIBRATED_MEMOS: list[dict[Any, Any]] = [_PREPARED_CACHE]
+
+
+def calibrated_memo(memo: dict[Any, Any]) -> dict[Any, Any]:
+    """Register a module's memo of values read from the fitted constants (at import time), so
+    clear_prepared() empties it with the prepared quantities."""
+    _CALIBRATED_MEMOS.append(memo)
+    return memo
+
+
 def clear_prepared() -> None:
     """Forget memoised per-call quantities (a calibration swapping efficiency constants)."""
-    _PREPARED_CACHE.clear()
+    for memo in _CALIBRATED_MEMOS:
+        memo.clear()
 
 
 def prepare(build: BuildSpec, model: ModelSpec, workload: Workload) -> Prepared:

@@ -7,14 +7,12 @@ garbage collector) and no per-estimate scratch objects."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from .assumptions import assumptions
 from .findings import estimate_findings, estimate_verdict
 from .launch import launch_command, model_ref_for
 from .layout import plan_description
-from .prep import accelerator_class, efficiency, prefill_efficiency
 from .prepared import Prepared
 from .results import Estimate, Finding, ParallelPlan
 from .search import objective_for
@@ -72,15 +70,7 @@ class EstimateWords:
 
     def assumptions(self, e: Estimate) -> tuple[str, ...]:
         """Estimate.assumptions."""
-        p, build = self.p, self.build
-        # Decode reads the device class's shares; prefill those of the workload's backend.
-        prefill = prefill_efficiency(p.runtime, build, self.workload)
-        eff = replace(
-            efficiency(p.runtime, build),
-            prefill_compute=prefill.prefill_compute,
-            moe_prefill_compute=prefill.moe_prefill_compute,
-        )
-        return assumptions(p, self.costs, self.util, accelerator_class(build.accelerator), eff)
+        return assumptions(self.p, self.costs, self.util, self.build, self.workload)
 
     def description(self, plan: ParallelPlan) -> str:
         """ParallelPlan.description."""
