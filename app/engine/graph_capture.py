@@ -53,9 +53,10 @@ def cuda_without_graphs(build: BuildSpec, workload: Workload) -> bool:
     counts if any card is one: ggml-cuda decides per device and a step waits for every split."""
     if workload.backend not in (None, "cuda"):
         return False
-    return any(pre_ampere_nvidia(g.accelerator) for g in build.groups) or pre_ampere_nvidia(
-        build.accelerator
-    )
+    # A single-kind build has no groups to walk (every decode model and finding asks).
+    if build.groups and any(pre_ampere_nvidia(g.accelerator) for g in build.groups):
+        return True
+    return pre_ampere_nvidia(build.accelerator)
 
 
 # Kernels one llama.cpp decode step (one token) launches per layer on ggml-cuda, counted from
