@@ -210,10 +210,10 @@ def with_parts(
     # wait for the host's launches (graph_capture.host_floor): the base's per-step costs before that
     # wait (speed.py's _decode_coefficients), launches without CUDA graphs included.
     host_issue = host_issue_s_without_graphs(p.runtime, build, model, workload)
-    fixed = p.fixed_pass_s + p.runtime.fixed_s_per_step
-    fixed += launch_s_without_graphs(p.runtime, build, model, workload)
-    if base_t and not host_issue:
-        fixed = base_t.decode_fixed_s
+    fixed = base_t.decode_fixed_s if base_t and not host_issue else (
+        p.fixed_pass_s + p.runtime.fixed_s_per_step
+        + launch_s_without_graphs(p.runtime, build, model, workload)
+    )
     compute = compute_s(base_t, cards, split, p, card_issue_s(p, build, workload, cards, weights))
     memory_s = decode_gpu + decode_ram
     step, fixed = host_floor(max(memory_s, compute) + comm + fixed, fixed, host_issue)

@@ -178,6 +178,11 @@ class Estimate:
     # Set for mixed cards and host-RAM offload (engine/parts.py); None = the plan says it all.
     placement: Placement | None = None
 
+    @property
+    def offloaded(self) -> bool:
+        """Some weights live in host RAM (CPU offload), not on the cards."""
+        return self.placement is not None and self.placement.offload != "none"
+
 
 @dataclass(frozen=True, slots=True)
 class FailoverCase:

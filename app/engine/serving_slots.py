@@ -46,13 +46,9 @@ def estimator_for(first: Estimate) -> Estimator:
     return RememberingEstimator() if first.placement is not None else estimate
 
 
-def _offloaded(first: Estimate) -> bool:
-    return first.placement is not None and first.placement.offload != "none"
-
-
 def slots_cap(first: Estimate) -> int:
     """The most slots the curve of a build of parts may reach."""
-    return OFFLOAD_MAX_SLOTS if _offloaded(first) else PARTS_MAX_SLOTS
+    return OFFLOAD_MAX_SLOTS if first.offloaded else PARTS_MAX_SLOTS
 
 
 def max_slots(ctx: Context, first: Estimate) -> int:
@@ -84,7 +80,7 @@ def slots_findings(ctx: Context, first: Estimate, top: int) -> list[Finding]:
     if first.placement is None or top < 1:
         return []
     out = []
-    if _offloaded(first):
+    if first.offloaded:
         out.append(Finding(
             "info",
             f"Served by llama-server with up to {top} slots (--parallel N, one KV cache shared "

@@ -225,8 +225,7 @@ def figures(est: Estimate) -> FiguresOut:
 
 def model_fit(est: Estimate, model: ModelListItem) -> ModelFitOut:
     """A catalog model's figures on one build."""
-    offloaded = est.placement is not None and est.placement.offload != "none"
-    return ModelFitOut(model=model, offloaded=offloaded, **_figure_values(est))
+    return ModelFitOut(model=model, offloaded=est.offloaded, **_figure_values(est))
 
 
 def _figure_values(est: Estimate) -> dict[str, Any]:

@@ -41,7 +41,7 @@ def largest_model(
                 params_total=model.params_total,
                 rule_of_thumb_gb=model.rule_of_thumb_gb(precision),
                 verdict=est.verdict,
-                offloaded=est.placement is not None and est.placement.offload != "none",
+                offloaded=est.offloaded,
                 decode_tokens_per_s=est.throughput.decode_tokens_per_s if est.throughput else None,
             )
     return None
