@@ -15,6 +15,10 @@ It also checks that each request writes exactly one log line. Exit status 1 when
 missed or a response was an error.
 
     python benchmarks/http_bench.py [--duration 10] [--connections 32] [--rounds 3] [--only batch]
+                                    [--workers 2]
+
+`--workers N` runs both servers with N worker processes (`tierline serve --workers N`, as
+docs/deploy.md deploys one per core); the issue's ratio targets are read at one worker.
 """
 
 import argparse
@@ -199,9 +203,13 @@ def log_lines_per_request(base: str, log: Path, requests: int = 50) -> float:
     return (len(log.read_bytes().splitlines()) - before) / requests
 
 
-def serve_bare(port: int) -> None:
+def serve_bare(port: int, workers: int) -> None:
     """Run the baseline app under the very uvicorn options `tierline serve` uses."""
-    uvicorn.run(bare_app, **{**uvicorn_options(Settings(), port=port), "workers": 1})
+    options = uvicorn_options(Settings(), port=port, workers=workers)
+    if workers > 1:  # uvicorn starts several workers only from an import string
+        uvicorn.run("benchmarks.http_bench:bare_app", **options)
+    else:
+        uvicorn.run(bare_app, **options)
 
 
 def main() -> None:
@@ -213,13 +221,17 @@ def main() -> None:
     parser.add_argument("--only", action="append", default=[],
                         help="run only the endpoints whose name contains this (repeatable); "
                         "the bare baseline always runs")
+    parser.add_argument("--workers", type=int, default=1,
+                        help="worker processes of both servers (default 1)")
     parser.add_argument("--serve-bare", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_bare:
-        serve_bare(args.serve_bare)
+        serve_bare(args.serve_bare, args.workers)
         return
     if not 1 <= args.duration <= 300 or not 1 <= args.connections <= 1000:
         raise SystemExit("duration must be 1..300 s and connections 1..1000")
+    if not 1 <= args.workers <= 64:
+        raise SystemExit("workers must be 1..64")
     if not 1 <= args.rounds <= 20:
         raise SystemExit("rounds must be 1..20")
     targets = [
@@ -238,13 +250,14 @@ def main() -> None:
         }
         env["TIERLINE_DATABASE_URL"] = f"sqlite:///{scratch / 'tierline.db'}"
         log = scratch / "serve.log"
-        serve_cmd = [tierline, "serve", "--port", str(app_port)]
+        serve_cmd = [tierline, "serve", "--port", str(app_port), "--workers", str(args.workers)]
         with log.open("wb") as log_file:
             servers = [
                 subprocess.Popen(serve_cmd, cwd=scratch, env=env, stdout=log_file, stderr=log_file),
                 subprocess.Popen(
-                    [sys.executable, __file__, "--serve-bare", str(bare_port)],
-                    cwd=scratch, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                    [sys.executable, __file__, "--serve-bare", str(bare_port),
+                     "--workers", str(args.workers)],
+                    cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                 ),
             ]
             try:
@@ -274,8 +287,8 @@ def main() -> None:
                     proc.terminate()
                     proc.wait(timeout=30)
 
-    print(f"command: {' '.join(['tierline', 'serve', '--port', 'N'])} (default logging, 1 worker,"
-          f" SQLite) vs bare FastAPI under app.cli.uvicorn_options")
+    print(f"command: tierline serve --port N --workers {args.workers} (default logging, SQLite)"
+          f" vs bare FastAPI under app.cli.uvicorn_options, {args.workers} worker(s)")
     print(f"wrk -t2 -c{args.connections} -d{args.duration}s, median of {args.rounds} interleaved"
           f" rounds; cores: {os.cpu_count()};"
           f" log lines per request: {lines:.2f}")
