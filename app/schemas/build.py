@@ -76,6 +76,14 @@ class AcceleratorGroupIn(StrictModel):
     pcie_lanes: PcieLanes | None = Field(default=None, description="electrical lanes per card")
 
 
+def missing_ram_half(*, channels: bool, speed: bool, bandwidth: bool) -> str | None:
+    """The host field still needed when only one of RAM channels and speed is given and no
+    bandwidth ("ram_channels" or "ram_speed_mts"); None when the RAM speed is complete."""
+    if bandwidth or channels == speed:
+        return None
+    return "ram_speed_mts" if channels else "ram_channels"
+
+
 class HostIn(StrictModel):
     """The CPU side of each node. RAM bandwidth is a published figure, or channels x MT/s x 8
     bytes when only those are given."""
@@ -98,16 +106,15 @@ class HostIn(StrictModel):
 
     @model_validator(mode="after")
     def _bandwidth_from_channels(self) -> "HostIn":
-        if self.ram_bandwidth_gbs is None and (self.ram_channels is None) != (
-            self.ram_speed_mts is None
-        ):
+        missing = missing_ram_half(
+            channels=self.ram_channels is not None,
+            speed=self.ram_speed_mts is not None,
+            bandwidth=self.ram_bandwidth_gbs is not None,
+        )
+        if missing is not None:
             # Half of the pair was silently dropped before: the offload then ran at the
             # 51.2 GB/s default whatever speed was typed.
-            given, missing = (
-                ("ram_speed_mts", "ram_channels")
-                if self.ram_channels is None
-                else ("ram_channels", "ram_speed_mts")
-            )
+            given = "ram_speed_mts" if missing == "ram_channels" else "ram_channels"
             raise ValueError(
                 f"{given} needs {missing} too (RAM bandwidth = channels x MT/s x 8 bytes), "
                 "or give ram_bandwidth_gbs"

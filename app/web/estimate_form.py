@@ -6,6 +6,7 @@ from typing import Any
 
 from app.config import Settings
 from app.errors import FieldError, InvalidInput
+from app.schemas.build import missing_ram_half
 from app.services.hf_hub import fetch_config
 from app.web.form_fields import (
     COST_FIELDS,
@@ -92,16 +93,21 @@ def request_from_form(raw: dict[str, str]) -> tuple[dict[str, Any] | None, list[
 
 
 def _half_ram_pair(raw: dict[str, str]) -> list[FieldError]:
-    """RAM channels without the speed (or the speed without channels) and no bandwidth: the
-    field left empty, in words, instead of the schema's message about the pair."""
-    given = {f: raw.get(f, "").strip() for f in ("h_channels", "h_speed_mts", "h_bandwidth_gbs")}
-    if given["h_bandwidth_gbs"] or bool(given["h_channels"]) == bool(given["h_speed_mts"]):
-        return []
-    if given["h_channels"]:
+    """The schema's RAM channels/speed rule, worded for the form field left empty (the schema
+    can only name the host as a whole)."""
+    def given(field: str) -> bool:
+        return bool(raw.get(field, "").strip())
+
+    missing = missing_ram_half(
+        channels=given("h_channels"), speed=given("h_speed_mts"), bandwidth=given("h_bandwidth_gbs")
+    )
+    if missing == "ram_speed_mts":
         return [FieldError("h_speed_mts", "give the RAM speed too (bandwidth = channels × MT/s "
                                           "× 8 bytes), or the RAM bandwidth")]
-    return [FieldError("h_channels", "give the number of RAM channels too (bandwidth = "
-                                     "channels × MT/s × 8 bytes), or the RAM bandwidth")]
+    if missing == "ram_channels":
+        return [FieldError("h_channels", "give the number of RAM channels too (bandwidth = "
+                                         "channels × MT/s × 8 bytes), or the RAM bandwidth")]
+    return []
 
 
 def _described_build(raw: dict[str, str]) -> dict[str, Any]:
