@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from .calibrated import EFFICIENCY as FITTED_EFFICIENCY
+from .efficiency import Efficiency
 
 
 @dataclass(frozen=True, slots=True)
@@ -261,25 +262,6 @@ def device_class(*, memory_kind: str, vendor: str | None, memory_type: str | Non
     if memory_kind == "hbm" or "hbm" in (memory_type or "").casefold():
         return "HBM datacenter"
     return "discrete GDDR"
-
-
-@dataclass(frozen=True, slots=True)
-class Efficiency:
-    """Achieved shares of a device's peaks for one runtime on one device class."""
-
-    bandwidth: float  # achieved / peak memory bandwidth in decode
-    prefill_compute: float  # achieved / peak dense tensor rate in prefill
-    decode_compute: float  # achieved / peak in batched decode
-    fixed_s_per_layer: float  # kernel launches / syncs per layer per forward pass
-    # Achieved / peak in the routed-expert GEMMs of a prefill pass (grouped GEMMs of a few
-    # tokens per expert, token permutation around them); None: as prefill_compute.
-    moe_prefill_compute: float | None = None
-
-    @property
-    def routed_prefill_compute(self) -> float:
-        """The share the routed-expert matmuls of a prefill reach."""
-        routed = self.moe_prefill_compute
-        return self.prefill_compute if routed is None else routed
 
 
 # Runtimes that embed another runtime's kernels share its fitted constants (ollama runs llama.cpp).

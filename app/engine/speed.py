@@ -93,8 +93,7 @@ class DecodeModel:
         """(step seconds, mem, comp, comm, fixed) to give every sequence one more token.
 
         With pp stages and batch >= pp, micro-batches keep all stages busy, so a step costs one
-        pass of batch/pp sequences; with one sequence the stages simply run one after another.
-        """
+        pass of batch/pp sequences; with one sequence the stages simply run one after another."""
         micro = min(batch, self.pp)
         mem, comp, comm, fixed = self.parts(batch / micro)
         step, fixed = host_floor(max(mem, comp) + comm + fixed, fixed, self.host_issue)
@@ -179,7 +178,9 @@ def prefill(
         compute_s += routed / peak / (eff.routed_prefill_compute * tp * use)
     memory_s = weight_bytes / (acc.memory_bandwidth_gbs * 1e9 * p.bandwidth_efficiency * tp)
     layers = model.num_hidden_layers
-    total = max(compute_s, memory_s * chunks) + chunks * p.fixed_pass_s
+    # A pass launched kernel by kernel (no CUDA graph) ends no sooner than its last launch.
+    host_s = chunks * layers * eff.prefill_host_s_per_layer
+    total = max(compute_s, memory_s * chunks, host_s) + chunks * p.fixed_pass_s
     if scores:  # unfused attention scores: bandwidth-bound, beside the GEMMs
         total += scores / (acc.memory_bandwidth_gbs * 1e9 * p.bandwidth_efficiency * tp)
     if tp > 1:
@@ -257,8 +258,7 @@ def throughput(
     The aggregate counts only replicas that hold sequences: every one of the batch's
     sequences gets the per-sequence rate, so aggregate = per-sequence x batch (at batch 1 the
     idle replicas add nothing). `dm` and `step_parts` (its step at the per-replica batch)
-    reuse what the plan search already computed.
-    """
+    reuse what the plan search already computed."""
     if dm is None:
         dm = DecodeModel(p, model, build, workload, tp, pp)
     batch_r = -(-workload.batch // dp)

@@ -117,6 +117,31 @@ def test_routed_experts_prefill_at_their_own_share(calibration) -> None:
     assert ttft(LLAMA_70B, 0.25) == ttft(LLAMA_70B, None)
 
 
+def test_a_host_launched_prefill_pass_ends_no_sooner_than_its_launches(calibration) -> None:
+    # The launch floor binds a short prompt (its pass is over on the GPU sooner) and leaves a
+    # long one, whose GEMMs outlast the launches, as it was.
+    from app.engine import runtime
+    from app.engine.prep import accelerator_class
+
+    build = BuildSpec("8x H200", H200, 1, 8, IntraNodeLink("nvswitch", 450))
+    model = spec(DEEPSEEK_V3)
+    host = 2e-3  # seconds per layer
+
+    def ttft(prompt: int, floor: float) -> float:
+        eff = runtime.Efficiency(0.8, 0.5, 0.3, 4e-6, 0.05, floor)
+        calibration({("sglang", accelerator_class(H200)): eff})
+        w = Workload(
+            precision="fp8", runtime="sglang", prompt_tokens=prompt, context_tokens=prompt + 100
+        )
+        return estimate(build, model, w).throughput.time_to_first_token_s
+
+    short = ttft(128, host)
+    assert short > ttft(128, 0.0)
+    assert short >= host * model.num_hidden_layers
+    assert short < host * model.num_hidden_layers * 1.2  # the floor, not floor + GPU time
+    assert ttft(8192, host) == ttft(8192, 0.0)
+
+
 def test_batching_raises_aggregate_and_moves_bottleneck_to_compute():
     build = BuildSpec("1x H200", H200)
     model = spec(LLAMA_8B)
