@@ -17,6 +17,7 @@ from app.engine import (
 from app.engine.collectives import allreduce_link
 from app.engine.prep import link_for
 from app.engine.runtime import PRE_CUDA_GRAPH_S_PER_LAYER
+from app.engine.serving_point import shared_prefill_s
 
 from .shapes import (
     CLUSTER,
@@ -142,6 +143,28 @@ def test_a_host_launched_prefill_pass_ends_no_sooner_than_its_launches(calibrati
     assert ttft(8192, host) == ttft(8192, 0.0)
 
 
+def test_a_packed_prefill_pass_pays_the_host_launches_once(calibration) -> None:
+    # 32 prompts of 128 tokens fill one 4,096-token pass: the host launches its kernels once,
+    # so a prompt's share holds a 32nd of the floor (not a 64th: the 8,192-token budget could
+    # pack 64, but the replica has only 32 sequences), and the pass no more than floor + GPU.
+    from app.engine import runtime
+    from app.engine.prep import accelerator_class
+
+    build = BuildSpec("8x H200", H200, 1, 8, IntraNodeLink("nvswitch", 450))
+    model = spec(DEEPSEEK_V3)
+    host = 2e-3  # seconds per layer
+
+    def pass_s(floor: float) -> float:
+        eff = runtime.Efficiency(0.8, 0.5, 0.3, 4e-6, 0.5, floor)
+        calibration({("sglang", accelerator_class(H200)): eff})
+        w = Workload(precision="fp8", runtime="sglang", prompt_tokens=128, context_tokens=228,
+                     batch=32, tensor_parallel=8)
+        return 32 * estimate(build, model, w).throughput.packed_prefill_s
+
+    floor = host * model.num_hidden_layers
+    assert floor <= pass_s(host) < floor + pass_s(0.0)
+
+
 def test_batching_raises_aggregate_and_moves_bottleneck_to_compute():
     build = BuildSpec("1x H200", H200)
     model = spec(LLAMA_8B)
@@ -244,10 +267,11 @@ def _sglang_run(batch: int) -> Estimate:
 
 def _output_tokens_per_s(est: Estimate, output_tokens: int) -> float:
     """Output tokens over wall time as serving benchmarks report it: every request of the batch
-    is prefilled (one prompt at a time), then `output_tokens` decode steps."""
+    is prefilled (the runtime packs the waiting prompts into its prefill passes, as the serving
+    point does: shared_prefill_s), then `output_tokens` decode steps."""
     t = est.throughput
     assert t is not None
-    wall = t.batch_per_replica * t.time_to_first_token_s + output_tokens * t.decode_step_s
+    wall = t.batch_per_replica * shared_prefill_s(t) + output_tokens * t.decode_step_s
     return t.batch_per_replica * output_tokens / wall * est.plan.data_parallel
 
 
