@@ -86,19 +86,11 @@ UNITS = (
     ("prefill_compute",),
     ("decode_compute",),
     ("moe_prefill_compute",),
-    # A runtime that replays CUDA graphs in decode only launches each prefill pass's kernels
-    # from the host (EAGER_PREFILL_RUNTIMES): on its mixture-of-experts prefill and TTFT rows,
-    # the routed-expert share, then the host seconds per layer at that share (choose_in_turn).
-    ("moe_prefill_compute", "prefill_host_s_per_layer"),
 )
-# SGLang captures CUDA graphs for decode batches only (its piecewise CUDA graph for prefill,
-# --enable-piecewise-cuda-graph, is off by default); TensorRT-LLM's PyTorch backend captures
-# generation-only batches (docs/engine.md, section 6, "Prefill passes launched from the host").
-EAGER_PREFILL_RUNTIMES = ("sglang", "trt-llm")
 # Serving rows at batch > 1 depend on the prefill shares (every request's prompt is prefilled
 # once per cycle), so batched decode is fitted after prefill, at the values chosen for its pair;
 # the routed-expert share after the dense one (a mixture-of-experts prompt has both).
-STAGES = ((UNITS[0],), (UNITS[1],), (UNITS[3], UNITS[4]), (UNITS[2],))
+STAGES = ((UNITS[0],), (UNITS[1],), (UNITS[3],), (UNITS[2],))
 MIN_ROWS = 10
 TIE_TOLERANCE = 1e-9  # relative: losses this close are equal (float summation order)
 MIN_SOURCES = 3  # the smallest count whose median one odd source cannot set (docstring)
@@ -122,9 +114,6 @@ GRIDS: MappingProxyType[str, tuple[float, ...]] = MappingProxyType(
         # Per-layer launch cost: from CUDA-graph replay (~2 us) to Metal command encoding.
         "fixed_s_per_layer": (0.0, 2e-6, 4e-6, 8e-6, 15e-6, 30e-6, 60e-6, 120e-6),
         "moe_prefill_compute": geometric(0.02, 2.0, 41),
-        # Host seconds per layer per prefill pass: none, up to eager PyTorch dispatch of a
-        # few hundred small kernels a layer (~10 us each).
-        "prefill_host_s_per_layer": (0.0, 0.25e-3, 0.5e-3, 1e-3, 1.5e-3, 2e-3, 3e-3, 4e-3),
     }
 )
 
@@ -151,9 +140,7 @@ def unit_of(case: Case) -> Unit | None:
         # With the benchmark's arrival process recorded, a time to first token is the prefill
         # of the request's prompt behind a known queue (engine.serving_traffic.request_times). A
         # mixture-of-experts model's prefill pins the routed-expert share.
-        if not case.model.moe_layers:
-            return UNITS[1]
-        return UNITS[4] if case.group.runtime in EAGER_PREFILL_RUNTIMES else UNITS[3]
+        return UNITS[3] if case.model.moe_layers else UNITS[1]
     if metric in ("itl_ms", "e2e_latency_s", "output_tokens_per_s_total"):
         return UNITS[0] if batch == 1 else UNITS[2]
     return None
@@ -230,29 +217,6 @@ def choose(
     return options[min(tied, key=distance)]
 
 
-def choose_in_turn(
-    rows: Sequence[GridRow], unit: Unit, prior: tuple[float, ...]
-) -> tuple[float, ...]:
-    """`choose` one parameter of `unit` at a time, in order, the later ones at their prior
-    (which must lie on their grids) and the earlier ones at the values chosen. A joint choice
-    of the routed-expert share and the host launch floor leaves the share unidentified by
-    sources of short prompts only (the floor alone sets their passes), so a fold without the
-    long-prompt sources put it anywhere; in turn, the share is chosen as without a floor and
-    the floor then takes what the share leaves."""
-    options = candidates(unit)
-    position = {c: i for i, c in enumerate(options)}
-    chosen = tuple(prior)
-    for i, parameter in enumerate(unit):
-        line = [(*chosen[:i], g, *chosen[i + 1 :]) for g in GRIDS[parameter]]
-        sub = [
-            GridRow(r.source, r.key, r.unit, tuple(r.losses[position[c]] for c in line))
-            for r in rows
-        ]
-        (best,) = choose(sub, [(g,) for g in GRIDS[parameter]], (prior[i],))
-        chosen = (*chosen[:i], best, *chosen[i + 1 :])
-    return chosen
-
-
 @dataclass
 class Fit:
     """Fitted values per key and parameter, and how many distinct numbers that is."""
@@ -314,12 +278,7 @@ def fit_unit(rows: Sequence[GridRow], unit: Unit, keys: Sequence[Key], out: Fit)
         # class's value again, not another number (device classes count as before).
         identity = tuple(sorted(map(id, group_rows)))
         known = fitted.get(identity) if len(group[0]) > 2 else None
-        if known:
-            chosen = known
-        elif unit == UNITS[4]:
-            chosen = choose_in_turn(group_rows, unit, prior(group[0]))
-        else:
-            chosen = choose(group_rows, options, prior(group[0]))
+        chosen = known or choose(group_rows, options, prior(group[0]))
         fitted[identity] = chosen
         out.assign(group, unit, chosen, new=known is None)
 
@@ -573,8 +532,8 @@ def module_text(result: Fit, cases: Sequence[Case], inputs: str, today: dt.date)
         "# (runtime, device class[, kernel backend]) -> (bandwidth, prefill_compute,",
         "# decode_compute, fixed_s_per_layer, moe_prefill_compute, prefill_host_s_per_layer);",
         "# a value not fitted for a pair is the runtime's hand-set one (moe_prefill_compute",
-        "# None: as prefill_compute; prefill_host_s_per_layer 0: no launch floor); a backend",
-        "# key's non-prefill values are its device class's.",
+        "# None: as prefill_compute; prefill_host_s_per_layer is never fitted, 0: no launch",
+        "# floor); a backend key's non-prefill values are its device class's.",
         "EFFICIENCY: dict[tuple[str, ...], tuple[float, float, float, float, float | None, "
         "float]] = {",
     ]

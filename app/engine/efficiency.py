@@ -21,8 +21,8 @@ class Efficiency:
     # tokens per expert, token permutation around them); None: as prefill_compute.
     moe_prefill_compute: float | None = None
     # Host seconds per layer to launch a prefill pass's kernels, for a runtime that replays
-    # CUDA graphs in decode only (SGLang, TensorRT-LLM's PyTorch backend): a pass cannot end
-    # before its last kernel is launched (speed.prefill). 0: not fitted, no floor.
+    # CUDA graphs in decode only: a pass cannot end before its last kernel is launched
+    # (speed.prefill). Hand-set on the runtime profile, never fitted; 0: no floor.
     prefill_host_s_per_layer: float = 0.0
 
     @property

@@ -273,32 +273,3 @@ def test_constants_set_on_a_source_are_neutral_in_its_own_fold(
         assert not hit
         assert current() == before
 
-
-def _eager_rows(calibrate: types.ModuleType, loss) -> list[object]:  # type: ignore[no-untyped-def]
-    """Rows of the eager-prefill MoE unit, three sources, losses from `loss(i_share, i_host)`."""
-    unit = calibrate.UNITS[4]
-    n_host = len(calibrate.GRIDS["prefill_host_s_per_layer"])
-    losses = tuple(
-        loss(i // n_host, i % n_host) for i in range(len(calibrate.candidates(unit)))
-    )
-    return [
-        calibrate.GridRow(f"s{s}", ("sglang", "HBM datacenter"), unit, losses)
-        for s in range(3)
-        for _ in range(4)
-    ]
-
-
-def test_the_routed_share_is_chosen_before_the_launch_floor(calibrate: types.ModuleType) -> None:
-    shares = calibrate.GRIDS["moe_prefill_compute"]
-    hosts = calibrate.GRIDS["prefill_host_s_per_layer"]
-    unit = calibrate.UNITS[4]
-    prior = (0.55, 0.0)
-    separable = _eager_rows(calibrate, lambda s, h: 0.1 * abs(s - 5) + 0.05 * abs(h - 3))
-    assert calibrate.choose_in_turn(separable, unit, prior) == (shares[5], hosts[3])
-    # A floor can stand in for a slow share (both slow a short pass): the joint minimum at
-    # share 30 with a floor is not taken; the share is the one the rows give without one.
-    traded = _eager_rows(
-        calibrate, lambda s, h: 0.05 + 0.1 * abs(s - 5) if h == 0 else 0.02 * abs(s - 30) + 0.01 * h
-    )
-    assert calibrate.choose(traded, calibrate.candidates(unit), prior)[0] == shares[30]
-    assert calibrate.choose_in_turn(traded, unit, prior)[0] == shares[5]
