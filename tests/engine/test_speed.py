@@ -143,6 +143,20 @@ def test_a_host_launched_prefill_pass_ends_no_sooner_than_its_launches(calibrati
     assert ttft(8192, host) == ttft(8192, 0.0)
 
 
+def test_sglang_prefill_pays_its_measured_eager_launch_floor() -> None:
+    # SGLang launches prefill kernels from Python (graphs in decode only): a one-pass DeepSeek
+    # prompt takes at least SGLang PR #12160's eager floor; graph-replaying runtimes have none.
+    from app.engine import RUNTIMES
+    from app.engine.runtime import SGLANG_EAGER_PREFILL_S_PER_LAYER
+
+    model = spec(DEEPSEEK_V3)
+    est = _sglang_run(1)
+    floor = SGLANG_EAGER_PREFILL_S_PER_LAYER * model.num_hidden_layers
+    assert floor <= est.throughput.time_to_first_token_s
+    assert RUNTIMES["vllm"].prefill_host_s_per_layer == 0.0
+    assert RUNTIMES["trt-llm"].prefill_host_s_per_layer == 0.0  # no measurement (docs 7)
+
+
 def test_a_packed_prefill_pass_pays_the_host_launches_once(calibration) -> None:
     # 32 prompts of 128 tokens fill one 4,096-token pass: the host launches its kernels once,
     # so a prompt's share holds a 32nd of the floor (not a 64th: the 8,192-token budget could
