@@ -77,6 +77,7 @@ PARAMETERS = (
     "decode_compute",
     "fixed_s_per_layer",
     "moe_prefill_compute",
+    "prefill_host_s_per_layer",
 )
 # Constants fitted together (one grid over their product), in stages: a later stage's rows are
 # tabulated at the values the earlier stage chose for their runtime x device class.
@@ -529,10 +530,12 @@ def module_text(result: Fit, cases: Sequence[Case], inputs: str, today: dt.date)
         *(f'    "{label}": ({n}, {len(sources[label])}),' for label, n in sorted(rows.items())),
         "}",
         "# (runtime, device class[, kernel backend]) -> (bandwidth, prefill_compute,",
-        "# decode_compute, fixed_s_per_layer, moe_prefill_compute); a value not fitted for a",
-        "# pair is the runtime's hand-set one (moe_prefill_compute None: as prefill_compute);",
-        "# a backend key's non-prefill values are its device class's.",
-        "EFFICIENCY: dict[tuple[str, ...], tuple[float, float, float, float, float | None]] = {",
+        "# decode_compute, fixed_s_per_layer, moe_prefill_compute, prefill_host_s_per_layer);",
+        "# a value not fitted for a pair is the runtime's hand-set one (moe_prefill_compute",
+        "# None: as prefill_compute; prefill_host_s_per_layer is never fitted, 0: no launch",
+        "# floor); a backend key's non-prefill values are its device class's.",
+        "EFFICIENCY: dict[tuple[str, ...], tuple[float, float, float, float, float | None, "
+        "float]] = {",
     ]
     for key, eff in sorted(table_of(result).items()):
         values = ", ".join(f"{getattr(eff, p)!r}" for p in PARAMETERS)

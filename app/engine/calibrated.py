@@ -48,32 +48,33 @@ ROWS: dict[str, tuple[int, int]] = {
     "vllm / discrete GDDR / decode_compute": (3, 1),
 }
 # (runtime, device class[, kernel backend]) -> (bandwidth, prefill_compute,
-# decode_compute, fixed_s_per_layer, moe_prefill_compute); a value not fitted for a
-# pair is the runtime's hand-set one (moe_prefill_compute None: as prefill_compute);
-# a backend key's non-prefill values are its device class's.
-EFFICIENCY: dict[tuple[str, ...], tuple[float, float, float, float, float | None]] = {
-    ("llama.cpp", "Apple unified"): (0.7782, 0.5637, 0.1201, 0.00012, 0.317),
-    ("llama.cpp", "Apple unified", "vulkan"): (0.8182, 0.2244, 0.1201, 0.00012, 0.2),
-    ("llama.cpp", "CUDA/ROCm unified"): (0.8182, 0.2244, 0.1201, 0.00012, 0.2518),
-    ("llama.cpp", "CUDA/ROCm unified", "vulkan"): (0.8603, 0.2244, 0.1201, 0.00012, 0.2),
-    ("llama.cpp", "HBM datacenter"): (0.8603, 0.317, 0.1201, 0.00012, 0.317),
-    ("llama.cpp", "HBM datacenter", "vulkan"): (0.8182, 0.2244, 0.1201, 0.00012, 0.2),
-    ("llama.cpp", "discrete GDDR"): (0.8182, 0.317, 0.1201, 1.5e-05, 0.317),
-    ("llama.cpp", "discrete GDDR", "vulkan"): (0.8182, 0.2244, 0.1201, 0.00012, 0.2),
-    ("mlx", "Apple unified"): (0.8182, 0.6, 0.15, 6e-05, None),
-    ("mlx", "CUDA/ROCm unified"): (0.8182, 0.6, 0.15, 6e-05, None),
-    ("mlx", "HBM datacenter"): (0.8182, 0.6, 0.15, 6e-05, None),
-    ("mlx", "discrete GDDR"): (0.8182, 0.6, 0.15, 6e-05, None),
-    ("sglang", "Apple unified"): (0.6, 0.55, 0.2888, 6e-05, 0.02),
-    ("sglang", "CUDA/ROCm unified"): (0.75, 0.55, 0.2888, 4e-06, 0.02),
-    ("sglang", "HBM datacenter"): (0.8, 0.55, 0.2888, 4e-06, 0.02),
-    ("sglang", "discrete GDDR"): (0.8, 0.55, 0.2888, 4e-06, 0.02),
-    ("trt-llm", "Apple unified"): (0.6, 0.6, 0.2156, 6e-05, None),
-    ("trt-llm", "CUDA/ROCm unified"): (0.75, 0.6, 0.2156, 3e-06, None),
-    ("trt-llm", "HBM datacenter"): (0.8, 0.6, 0.2495, 3e-06, None),
-    ("trt-llm", "discrete GDDR"): (0.8, 0.6, 0.2156, 3e-06, None),
-    ("vllm", "Apple unified"): (0.5759, 0.55, 0.1201, 1.5e-05, 0.07096),
-    ("vllm", "CUDA/ROCm unified"): (0.5759, 0.55, 0.1201, 1.5e-05, 0.07096),
-    ("vllm", "HBM datacenter"): (0.5759, 0.55, 0.1201, 1.5e-05, 0.07096),
-    ("vllm", "discrete GDDR"): (0.5759, 0.55, 0.1201, 1.5e-05, 0.07096),
+# decode_compute, fixed_s_per_layer, moe_prefill_compute, prefill_host_s_per_layer);
+# a value not fitted for a pair is the runtime's hand-set one (moe_prefill_compute
+# None: as prefill_compute; prefill_host_s_per_layer is never fitted, 0: no launch
+# floor); a backend key's non-prefill values are its device class's.
+EFFICIENCY: dict[tuple[str, ...], tuple[float, float, float, float, float | None, float]] = {
+    ("llama.cpp", "Apple unified"): (0.7782, 0.5637, 0.1201, 0.00012, 0.317, 0.0),
+    ("llama.cpp", "Apple unified", "vulkan"): (0.8182, 0.2244, 0.1201, 0.00012, 0.2, 0.0),
+    ("llama.cpp", "CUDA/ROCm unified"): (0.8182, 0.2244, 0.1201, 0.00012, 0.2825, 0.0),
+    ("llama.cpp", "CUDA/ROCm unified", "vulkan"): (0.8603, 0.2244, 0.1201, 0.00012, 0.2, 0.0),
+    ("llama.cpp", "HBM datacenter"): (0.8603, 0.317, 0.1201, 0.00012, 0.317, 0.0),
+    ("llama.cpp", "HBM datacenter", "vulkan"): (0.8182, 0.2244, 0.1201, 0.00012, 0.2, 0.0),
+    ("llama.cpp", "discrete GDDR"): (0.8182, 0.317, 0.1201, 1.5e-05, 0.317, 0.0),
+    ("llama.cpp", "discrete GDDR", "vulkan"): (0.8182, 0.2244, 0.1201, 0.00012, 0.2, 0.0),
+    ("mlx", "Apple unified"): (0.8182, 0.6, 0.15, 6e-05, None, 0.0),
+    ("mlx", "CUDA/ROCm unified"): (0.8182, 0.6, 0.15, 6e-05, None, 0.0),
+    ("mlx", "HBM datacenter"): (0.8182, 0.6, 0.15, 6e-05, None, 0.0),
+    ("mlx", "discrete GDDR"): (0.8182, 0.6, 0.15, 6e-05, None, 0.0),
+    ("sglang", "Apple unified"): (0.6, 0.55, 0.2888, 6e-05, 0.02, 0.0013540983606557379),
+    ("sglang", "CUDA/ROCm unified"): (0.75, 0.55, 0.2888, 4e-06, 0.02, 0.0013540983606557379),
+    ("sglang", "HBM datacenter"): (0.8, 0.55, 0.2888, 4e-06, 0.02, 0.0013540983606557379),
+    ("sglang", "discrete GDDR"): (0.8, 0.55, 0.2888, 4e-06, 0.02, 0.0013540983606557379),
+    ("trt-llm", "Apple unified"): (0.6, 0.6, 0.2156, 6e-05, None, 0.0),
+    ("trt-llm", "CUDA/ROCm unified"): (0.75, 0.6, 0.2156, 3e-06, None, 0.0),
+    ("trt-llm", "HBM datacenter"): (0.8, 0.6, 0.2495, 3e-06, None, 0.0),
+    ("trt-llm", "discrete GDDR"): (0.8, 0.6, 0.2156, 3e-06, None, 0.0),
+    ("vllm", "Apple unified"): (0.5759, 0.55, 0.1201, 1.5e-05, 0.07096, 0.0),
+    ("vllm", "CUDA/ROCm unified"): (0.5759, 0.55, 0.1201, 1.5e-05, 0.07096, 0.0),
+    ("vllm", "HBM datacenter"): (0.5759, 0.55, 0.1201, 1.5e-05, 0.07096, 0.0),
+    ("vllm", "discrete GDDR"): (0.5759, 0.55, 0.1201, 1.5e-05, 0.07096, 0.0),
 }

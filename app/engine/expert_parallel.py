@@ -162,7 +162,7 @@ class ExpertParallel:
         # A rank packs its own waiting short prompts into one pass of the token budget, as the
         # tensor-parallel plan does (speed.PackedPrefill): a prompt's share of that pass.
         packed = None
-        per_pass = packed_prompts(p.runtime.prefill_chunk_tokens, wl.prompt_tokens)
+        per_pass = packed_prompts(p.runtime.prefill_chunk_tokens, wl.prompt_tokens, local)
         if local > 1 and per_pass > 1:
             tokens = per_pass * wl.prompt_tokens
             passes = max(1, -(-tokens // p.runtime.prefill_chunk_tokens))

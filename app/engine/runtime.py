@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from .calibrated import EFFICIENCY as FITTED_EFFICIENCY
+from .efficiency import Efficiency
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +51,9 @@ class RuntimeProfile:
     # on the last card; without flash attention each card's compute buffer holds the F32
     # K*Q scores of one micro-batch (memory.score_buffer_bytes).
     ggml_layout: bool = False
+    # Host seconds per layer to launch an eager (no CUDA graph) prefill pass's kernels, once a
+    # pass; 0: no floor (graphs, or a runtime not measured). SGLANG_EAGER_PREFILL_S_PER_LAYER.
+    prefill_host_s_per_layer: float = 0.0
 
 
 # MoE fixed cost per layer: vLLM's fused-MoE path was hand-set from the gpt-oss-120b on A100
@@ -65,6 +69,11 @@ OLLAMA_BATCH_TOKENS = 512  # Ollama's num_batch default: one micro-batch per cal
 # cuBLAS, CUDA pool. An estimate inside the published 0.48-0.79 GB (docs/engine.md 4).
 LLAMA_CPP_OVERHEAD_GB = 0.6
 
+# SGLang replays CUDA graphs in decode only; a prefill pass launches its kernels from Python.
+# sgl-project/sglang PR #12160 (2025-10): DeepSeek-V3, a one-token prefill's "forward cost"
+# 82.6 ms eager, 23.1 ms as a CUDA graph: the eager pass is host-bound (max form, speed.prefill)
+# at 82.6 ms / 61 layers, ~70 launches a layer at ~20 us (docs/engine.md 7).
+SGLANG_EAGER_PREFILL_S_PER_LAYER = 82.6e-3 / 61
 # Calibrated against benchmarks/data/measurements.csv (see docs/engine.md, "Calibration").
 _VLLM = RuntimeProfile(
     "vllm", 0.90, 1.0, 8192, 0.80, 0.55, 0.30, 4e-6, 1.0e-3, MOE_FIXED_S_PER_LAYER_VLLM, "tensor"
@@ -102,6 +111,7 @@ RUNTIMES: MappingProxyType[str, RuntimeProfile] = MappingProxyType(
             1.0e-3,
             MOE_FIXED_S_PER_LAYER_VLLM,
             "tensor",
+            prefill_host_s_per_layer=SGLANG_EAGER_PREFILL_S_PER_LAYER,
         ),
         "trt-llm": RuntimeProfile(
             "trt-llm",
@@ -263,25 +273,6 @@ def device_class(*, memory_kind: str, vendor: str | None, memory_type: str | Non
     return "discrete GDDR"
 
 
-@dataclass(frozen=True, slots=True)
-class Efficiency:
-    """Achieved shares of a device's peaks for one runtime on one device class."""
-
-    bandwidth: float  # achieved / peak memory bandwidth in decode
-    prefill_compute: float  # achieved / peak dense tensor rate in prefill
-    decode_compute: float  # achieved / peak in batched decode
-    fixed_s_per_layer: float  # kernel launches / syncs per layer per forward pass
-    # Achieved / peak in the routed-expert GEMMs of a prefill pass (grouped GEMMs of a few
-    # tokens per expert, token permutation around them); None: as prefill_compute.
-    moe_prefill_compute: float | None = None
-
-    @property
-    def routed_prefill_compute(self) -> float:
-        """The share the routed-expert matmuls of a prefill reach."""
-        routed = self.moe_prefill_compute
-        return self.prefill_compute if routed is None else routed
-
-
 # Runtimes that embed another runtime's kernels share its fitted constants (ollama runs llama.cpp).
 CALIBRATION_ALIASES: MappingProxyType[str, str] = MappingProxyType({"ollama": "llama.cpp"})
 
@@ -304,7 +295,8 @@ def hand_set_efficiency(rt: RuntimeProfile, device: str) -> Efficiency:
         fixed = max(fixed, UNIFIED_FIXED_S_PER_LAYER)
     elif device == "CUDA/ROCm unified":
         bandwidth = min(bandwidth, UNIFIED_BANDWIDTH_EFFICIENCY_OTHER)
-    return Efficiency(bandwidth, rt.compute_efficiency, rt.decode_compute_efficiency, fixed)
+    return Efficiency(bandwidth, rt.compute_efficiency, rt.decode_compute_efficiency, fixed,
+                      prefill_host_s_per_layer=rt.prefill_host_s_per_layer)
 
 
 def efficiency(rt: RuntimeProfile, device: str, backend: str | None = None) -> Efficiency:

@@ -93,8 +93,7 @@ class DecodeModel:
         """(step seconds, mem, comp, comm, fixed) to give every sequence one more token.
 
         With pp stages and batch >= pp, micro-batches keep all stages busy, so a step costs one
-        pass of batch/pp sequences; with one sequence the stages simply run one after another.
-        """
+        pass of batch/pp sequences; with one sequence the stages simply run one after another."""
         micro = min(batch, self.pp)
         mem, comp, comm, fixed = self.parts(batch / micro)
         step, fixed = host_floor(max(mem, comp) + comm + fixed, fixed, self.host_issue)
@@ -140,9 +139,9 @@ def _decode_coefficients(
     return known
 
 
-def packed_prompts(rt_chunk_tokens: int, prompt_tokens: int) -> int:
-    """How many prompts of this length one prefill pass of `rt_chunk_tokens` holds (>= 1)."""
-    return max(1, rt_chunk_tokens // max(1, prompt_tokens))
+def packed_prompts(rt_chunk_tokens: int, prompt_tokens: int, waiting: int) -> int:
+    """Prompts of this length one prefill pass of `rt_chunk_tokens` packs of `waiting` (>= 1)."""
+    return max(1, min(waiting, rt_chunk_tokens // max(1, prompt_tokens)))
 
 
 def prefill(
@@ -179,7 +178,9 @@ def prefill(
         compute_s += routed / peak / (eff.routed_prefill_compute * tp * use)
     memory_s = weight_bytes / (acc.memory_bandwidth_gbs * 1e9 * p.bandwidth_efficiency * tp)
     layers = model.num_hidden_layers
-    total = max(compute_s, memory_s * chunks) + chunks * p.fixed_pass_s
+    # Host launches run once per pass, ahead of the GPU: the later ends it (docs/engine.md 6).
+    host_s = chunks * layers * eff.prefill_host_s_per_layer
+    total = max(compute_s, memory_s * chunks, host_s) + chunks * p.fixed_pass_s
     if scores:  # unfused attention scores: bandwidth-bound, beside the GEMMs
         total += scores / (acc.memory_bandwidth_gbs * 1e9 * p.bandwidth_efficiency * tp)
     if tp > 1:
@@ -257,8 +258,7 @@ def throughput(
     The aggregate counts only replicas that hold sequences: every one of the batch's
     sequences gets the per-sequence rate, so aggregate = per-sequence x batch (at batch 1 the
     idle replicas add nothing). `dm` and `step_parts` (its step at the per-replica batch)
-    reuse what the plan search already computed.
-    """
+    reuse what the plan search already computed."""
     if dm is None:
         dm = DecodeModel(p, model, build, workload, tp, pp)
     batch_r = -(-workload.batch // dp)
@@ -308,8 +308,8 @@ class PackedPrefill:
     def _packed_prefill_s(self) -> float | None:
         if self.batch_r <= 1:
             return None
-        rt = self.p.runtime
-        packed = packed_prompts(rt.prefill_chunk_tokens, self.workload.prompt_tokens)
+        rt, w = self.p.runtime, self.workload
+        packed = packed_prompts(rt.prefill_chunk_tokens, w.prompt_tokens, self.batch_r)
         # A runtime that keeps pp micro-batches in flight (vLLM, SGLang, TensorRT-LLM: no
         # per-call drain, prefill_pipeline_tokens None) overlaps this prompt's stages with the
         # other requests' work, so its share is one stage's time (docs/engine.md 6).

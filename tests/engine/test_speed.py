@@ -17,6 +17,7 @@ from app.engine import (
 from app.engine.collectives import allreduce_link
 from app.engine.prep import link_for
 from app.engine.runtime import PRE_CUDA_GRAPH_S_PER_LAYER
+from app.engine.serving_point import shared_prefill_s
 
 from .shapes import (
     CLUSTER,
@@ -115,6 +116,67 @@ def test_routed_experts_prefill_at_their_own_share(calibration) -> None:
 
     assert ttft(DEEPSEEK_V3, 0.25) > ttft(DEEPSEEK_V3, 0.5) > ttft(DEEPSEEK_V3, None) * 0.999
     assert ttft(LLAMA_70B, 0.25) == ttft(LLAMA_70B, None)
+
+
+def test_a_host_launched_prefill_pass_ends_no_sooner_than_its_launches(calibration) -> None:
+    # The launch floor binds a short prompt (its pass is over on the GPU sooner) and leaves a
+    # long one, whose GEMMs outlast the launches, as it was.
+    from app.engine import runtime
+    from app.engine.prep import accelerator_class
+
+    build = BuildSpec("8x H200", H200, 1, 8, IntraNodeLink("nvswitch", 450))
+    model = spec(DEEPSEEK_V3)
+    host = 2e-3  # seconds per layer
+
+    def ttft(prompt: int, floor: float) -> float:
+        eff = runtime.Efficiency(0.8, 0.5, 0.3, 4e-6, 0.05, floor)
+        calibration({("sglang", accelerator_class(H200)): eff})
+        w = Workload(
+            precision="fp8", runtime="sglang", prompt_tokens=prompt, context_tokens=prompt + 100
+        )
+        return estimate(build, model, w).throughput.time_to_first_token_s
+
+    short = ttft(128, host)
+    assert short > ttft(128, 0.0)
+    assert short >= host * model.num_hidden_layers
+    assert short < host * model.num_hidden_layers * 1.2  # the floor, not floor + GPU time
+    assert ttft(8192, host) == ttft(8192, 0.0)
+
+
+def test_sglang_prefill_pays_its_measured_eager_launch_floor() -> None:
+    # SGLang launches prefill kernels from Python (graphs in decode only): a one-pass DeepSeek
+    # prompt takes at least SGLang PR #12160's eager floor; graph-replaying runtimes have none.
+    from app.engine import RUNTIMES
+    from app.engine.runtime import SGLANG_EAGER_PREFILL_S_PER_LAYER
+
+    model = spec(DEEPSEEK_V3)
+    est = _sglang_run(1)
+    floor = SGLANG_EAGER_PREFILL_S_PER_LAYER * model.num_hidden_layers
+    assert floor <= est.throughput.time_to_first_token_s
+    assert RUNTIMES["vllm"].prefill_host_s_per_layer == 0.0
+    assert RUNTIMES["trt-llm"].prefill_host_s_per_layer == 0.0  # no measurement (docs 7)
+
+
+def test_a_packed_prefill_pass_pays_the_host_launches_once(calibration) -> None:
+    # 32 prompts of 128 tokens fill one 4,096-token pass: the host launches its kernels once,
+    # so a prompt's share holds a 32nd of the floor (not a 64th: the 8,192-token budget could
+    # pack 64, but the replica has only 32 sequences), and the pass no more than floor + GPU.
+    from app.engine import runtime
+    from app.engine.prep import accelerator_class
+
+    build = BuildSpec("8x H200", H200, 1, 8, IntraNodeLink("nvswitch", 450))
+    model = spec(DEEPSEEK_V3)
+    host = 2e-3  # seconds per layer
+
+    def pass_s(floor: float) -> float:
+        eff = runtime.Efficiency(0.8, 0.5, 0.3, 4e-6, 0.5, floor)
+        calibration({("sglang", accelerator_class(H200)): eff})
+        w = Workload(precision="fp8", runtime="sglang", prompt_tokens=128, context_tokens=228,
+                     batch=32, tensor_parallel=8)
+        return 32 * estimate(build, model, w).throughput.packed_prefill_s
+
+    floor = host * model.num_hidden_layers
+    assert floor <= pass_s(host) < floor + pass_s(0.0)
 
 
 def test_batching_raises_aggregate_and_moves_bottleneck_to_compute():
@@ -219,10 +281,11 @@ def _sglang_run(batch: int) -> Estimate:
 
 def _output_tokens_per_s(est: Estimate, output_tokens: int) -> float:
     """Output tokens over wall time as serving benchmarks report it: every request of the batch
-    is prefilled (one prompt at a time), then `output_tokens` decode steps."""
+    is prefilled (the runtime packs the waiting prompts into its prefill passes, as the serving
+    point does: shared_prefill_s), then `output_tokens` decode steps."""
     t = est.throughput
     assert t is not None
-    wall = t.batch_per_replica * t.time_to_first_token_s + output_tokens * t.decode_step_s
+    wall = t.batch_per_replica * shared_prefill_s(t) + output_tokens * t.decode_step_s
     return t.batch_per_replica * output_tokens / wall * est.plan.data_parallel
 
 

@@ -272,3 +272,4 @@ def test_constants_set_on_a_source_are_neutral_in_its_own_fold(
     with calibrate.without_constants_set_on("github.com/ggml-org/llama.cpp/pull/47660") as hit:
         assert not hit
         assert current() == before
+
