@@ -10,16 +10,20 @@ from app.engine import (
     AcceleratorGroup,
     AcceleratorSpec,
     BuildSpec,
+    HostSpec,
     IntraNodeLink,
     Workload,
     estimate,
+    model_spec_from_hf_config,
+    ram_bandwidth_gbs,
 )
 from app.engine.mmvq import MMVQ_ISSUE_EFFICIENCY, cuda_issue_rate, mmvq_ops_per_byte
 from app.engine.parts_split import card_issue_s, cards_of, compute_s, split_by_ratio
 from app.engine.precision import PRECISIONS
 from app.engine.prepared import prepare
+from app.engine.runtime import LINK_EFFICIENCY
 
-from .shapes import LLAMA_3_8B, P40
+from .shapes import LLAMA_3_8B, P40, QWEN3_235B
 from .test_parts import GPT_OSS, LLAMA_70B, MIXED, MXFP4_LLAMA_CPP, ONE_4090, Q4, RTX3090
 
 
@@ -130,3 +134,26 @@ def test_card_issue_time_is_the_cards_bytes_at_its_own_rate_and_compute_takes_th
     assert compute_s(base, cards, [40, 40], p, [0.0, 1.0]) == pytest.approx(
         base.decode_compute_s * 40 / 80 + 1.0
     )
+
+
+def test_offloaded_prefill_copies_every_routed_expert_at_the_pcie_floor():
+    # ubergarm's mainline run (ik_llama.cpp PR #370): Qwen3-235B-A22B Q8_0 on one RTX A6000 with
+    # the experts of 80 of 94 layers in RAM. 512 tokens x top-8 of 128 route to every expert, so
+    # a micro-batch copies 80 x 128 experts of 3 x 4096 x 1536 Q8_0 weights (34 bytes per 32)
+    # over the default PCIe 4.0 x16 slot (31.5 GB/s) at LINK_EFFICIENCY: ~8.7 s, 57 tokens/s.
+    qwen = model_spec_from_hf_config(QWEN3_235B, name="Qwen3-235B-A22B")
+    a6000 = AcceleratorSpec("NVIDIA RTX A6000", 48, 768, 154.8)
+    host = HostSpec("Threadripper PRO 7965WX", 24, 256, ram_bandwidth_gbs(8, 4800))
+    work = Workload(
+        precision="q8_0",
+        runtime="llama.cpp",
+        prompt_tokens=512,
+        context_tokens=640,
+        gpu_layers=99,
+        cpu_moe_layers=80,
+    )
+    result = estimate(BuildSpec("A6000 + 256 GB", a6000, host=host), qwen, work)
+    assert result.placement is not None and result.placement.expert_layers_in_ram == 80
+    expert_bytes = 3 * 4096 * 1536 * 34 / 32
+    floor_s = 80 * 128 * expert_bytes / (31.5e9 * LINK_EFFICIENCY)
+    assert result.placement.prefill_pcie_s == pytest.approx(floor_s, rel=0.01)

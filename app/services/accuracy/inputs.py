@@ -39,7 +39,7 @@ from .notes import (
     stated_ubatch,
     unpredictable,
 )
-from .placement import offloads, published_placement
+from .placement import needs_host_ram, offloads, published_placement
 from .predictors import run_estimator
 
 # Names sources use for one of the engine's formats (llama.cpp writes f16; AWQ and GPTQ
@@ -59,7 +59,7 @@ class _Skip(Exception):
     """A measurement the engine cannot be asked about (the message says why)."""
 
 
-def _hardware(snap: Snapshot, record: MeasurementIn) -> tuple[BuildSpec, str]:
+def _hardware(snap: Snapshot, record: MeasurementIn, layers: int) -> tuple[BuildSpec, str]:
     hw = record.hardware
     offloaded = offloads(record.offload)  # a stated tensor split alone keeps RAM out of it
     host = (
@@ -83,7 +83,7 @@ def _hardware(snap: Snapshot, record: MeasurementIn) -> tuple[BuildSpec, str]:
         except ValidationError as exc:
             raise _Skip(f"hardware cannot be evaluated: {exc.errors()[0]['msg']}") from None
         return inline_build_spec(snap, mixed), OFFLOAD_CLASS if offloaded else MIXED_CLASS
-    if offloaded and (host is None or host.ram_gb is None):
+    if needs_host_ram(record.metric, record.offload, layers) and not (host and host.ram_gb):
         raise _Skip("CPU offload run without the host's RAM size published")
     accelerators = accelerator_rows(snap)
     if hw.build is not None:
@@ -272,7 +272,7 @@ def _case(snap: Snapshot, row: MeasurementRow) -> Case:
     if reason is not None:
         # A fact of the run the schema does not record, stated in the row's note: not a miss.
         raise _Skip(reason)
-    build, kind = _hardware(snap, record)
+    build, kind = _hardware(snap, record, model.spec.num_hidden_layers)
     workload = _with_token_budget(record, model.spec, _workload(record))
     if record.metric in SERVING_METRICS and not (record.prompt_tokens or record.output_tokens):
         # A dataset run (ShareGPT) quoted without its token counts: no workload to model.
