@@ -1,6 +1,7 @@
 """Fit the engine's efficiency constants to the catalog measurements, per runtime x device class.
 
 Run from the repository root:  python benchmarks/calibrate.py [--seed-dir DIR] [--dry-run]
+[--rows-json PATH]
 
 Seeds a scratch catalog from seed_data/ (benchmarks/accuracy.py's path), resolves every
 measurement into engine inputs (app/services/accuracy.py), fits three achieved-share constants
@@ -42,6 +43,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import json
 import math
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -497,11 +499,36 @@ def cross_validated_summary(
 ) -> tuple[list[dict], list[dict]]:
     """The leave-one-source-out tables (by metric, then decode by software generation; by
     group) as the accuracy report's dicts."""
-    engine, naive = cross_validated(cases, tables)
+    return summaries(*cross_validated(cases, tables))
+
+
+def summaries(
+    engine: Sequence[RowResult], naive: Sequence[RowResult]
+) -> tuple[list[dict], list[dict]]:
+    """cross_validated_summary's tables from results already computed."""
     overall: list[GroupSummary] = summarize_by_metric(engine, naive)
     groups: list[GroupSummary] = summarize(engine, naive)
     rows = [s.as_dict() for s in overall]
     return rows + by_software_generation(engine, naive), [s.as_dict() for s in groups]
+
+
+def held_out_rows(engine: Sequence[RowResult]) -> list[dict]:
+    """One dict per predicted measurement with its held-out figure (`--rows-json`): what a
+    round's residual analysis by source, runtime and batch reads."""
+    out = []
+    for result in engine:
+        case, predicted = result.case, result.predicted
+        if isinstance(case.measured, bool) or isinstance(predicted, bool):
+            continue  # fit facts: agreement, not an error
+        out.append({
+            "slug": case.slug, "source": case.source, "metric": case.group.metric,
+            "runtime": case.group.runtime, "device_class": case.group.device_class,
+            "batch": case.workload.batch, "concurrency": case.concurrency,
+            "arrival": case.arrival, "prompt_tokens": case.workload.prompt_tokens,
+            "output_tokens": case.output_tokens, "measured": case.measured,
+            "predicted": predicted, "error": result.error,
+        })
+    return out
 
 
 def module_text(result: Fit, cases: Sequence[Case], inputs: str, today: dt.date) -> str:
@@ -554,6 +581,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed-dir", type=Path, default=ROOT / "seed_data")
     parser.add_argument("--dry-run", action="store_true", help="print, do not write")
+    parser.add_argument(
+        "--rows-json", type=Path, help="also write every held-out row's figure to this JSON file"
+    )
     args = parser.parse_args()
     try:
         with seeded_snapshot(args.seed_dir) as snap:
@@ -569,7 +599,10 @@ def main() -> int:
     if not args.dry_run:
         OUTPUT.write_text(text)
         print(f"wrote {OUTPUT.relative_to(ROOT)}\n")
-    overall, groups = cross_validated_summary(cases, tables)
+    engine, naive = cross_validated(cases, tables)
+    overall, groups = summaries(engine, naive)
+    if args.rows_json is not None:
+        args.rows_json.write_text(json.dumps(held_out_rows(engine), indent=1))
     print_table("Leave-one-source-out, by metric", overall)
     print_table("Leave-one-source-out, by metric x runtime x device class", groups)
     return 0

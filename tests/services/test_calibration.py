@@ -2,6 +2,7 @@
 held-out source, and the engine reads the constants the script writes."""
 
 import importlib.util
+import json
 import sys
 import types
 from collections.abc import Iterator
@@ -150,6 +151,19 @@ def test_cross_validation_never_fits_on_the_held_out_source(
     held_out_errors = [r.error for r in engine if r.case.source_url == odd]
     assert min(held_out_errors) > 0.5  # predicted from the other sources' 0.6, measured 3x
     assert len(naive) == len(engine) == len(cases)
+
+
+def test_held_out_rows_carry_each_rows_held_out_figure(calibrate: types.ModuleType) -> None:
+    cases = _measured_with(
+        calibrate, _cases("decode_tokens_per_s", source_count=4), {"bandwidth": 0.6}
+    )
+    engine, _ = calibrate.cross_validated(cases)
+    rows = calibrate.held_out_rows(engine)
+    assert [r["slug"] for r in rows] == [c.slug for c in cases]
+    for row, result in zip(rows, engine, strict=True):
+        assert row["predicted"] == result.predicted and row["error"] == result.error
+        assert row["source"] == result.case.source and row["metric"] == "decode_tokens_per_s"
+    json.dumps(rows)  # --rows-json writes them as they are
 
 
 def test_engine_reads_the_written_constants(calibrate: types.ModuleType) -> None:
