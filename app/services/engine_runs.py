@@ -37,7 +37,6 @@ from app.schemas.estimate import DEFAULT_PROMPT_TOKENS, WorkloadIn
 from app.schemas.inline import FORM_TEXT, InlineBuild, InlineModel
 from app.services.accelerators import find_accelerator
 from app.services.build_rows import BuildRow
-from app.services.estimate_answers import failover_values
 from app.services.model_profiles import ModelProfileRow
 from app.services.specs import accelerator_spec, inline_build_spec_from
 
@@ -222,12 +221,11 @@ def failover_cases(
     build: BuildSpec, model: ModelSpec, workload: Workload, costs: CostAssumptions
 ) -> Sequence[Any]:
     """Fit and speed after losing one accelerator / one node, as `estimate_answer` takes them
-    (`failover_values`: validated with the rest of the answer)."""
+    (validated with the rest of the answer, a non-finite speed answered null there)."""
     try:
-        cases = failover(build, model, workload, costs)
+        return failover(build, model, workload, costs)
     except (EngineInputError, ArithmeticError):
         return ()
-    return failover_values(cases)
 
 
 FormModelT = TypeVar("FormModelT", bound=BaseModel)
