@@ -90,6 +90,7 @@ def inline_build_spec_from(
         if single
         else [(g.accelerator, g.count, g.pcie_generation, g.pcie_lanes) for g in build.groups]
     )
+    cards = []
     for index, (card, count, pcie_generation, pcie_lanes) in enumerate(parts):
         assert card is not None and count is not None  # the single form is complete
         if isinstance(card, str):
@@ -97,12 +98,14 @@ def inline_build_spec_from(
             acc = catalog_accelerator(card, field)
         else:
             acc = accelerator_spec(card)
-        groups.append(AcceleratorGroup(acc, count, pcie_generation, pcie_lanes))
+        cards.append(acc)
+        if not single:  # the single form builds no group (below)
+            groups.append(AcceleratorGroup(acc, count, pcie_generation, pcie_lanes))
     per_node = build.per_node
     intra = build.intra_node_link
     if intra is None:
         kind = "pcie" if per_node > 1 else "none"
-        if groups[0].accelerator.memory_kind == "unified" and per_node == 1:
+        if cards[0].memory_kind == "unified" and per_node == 1:
             kind = "unified"
         intra_link = IntraNodeLink(kind, None)
     else:
@@ -128,10 +131,7 @@ def inline_build_spec_from(
     if single:
         # One card kind and no stated slot: the single-kind form, which the engine reads as
         # accelerator x accelerators_per_node without building or summing groups.
-        only = groups[0]
-        return BuildSpec(
-            build.name, only.accelerator, accelerators_per_node=only.count_per_node, **shape
-        )
+        return BuildSpec(build.name, cards[0], accelerators_per_node=per_node, **shape)
     return BuildSpec.of_groups(build.name, tuple(groups), **shape)
 
 
