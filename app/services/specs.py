@@ -32,12 +32,12 @@ def accelerator_spec(
     source: Accelerator | AcceleratorRead | InlineAccelerator,
 ) -> AcceleratorSpec:
     """Engine view of an accelerator: an ORM row, a typed catalog record or an inline one."""
-    values: dict[str, Any] = {name: getattr(source, name) for name in _ACCELERATOR_SPEC_FIELDS}
     if isinstance(source, InlineAccelerator):
-        # It has neither field (a pydantic model raises, then getattr catches: ~3 µs a card).
-        values.update(dict.fromkeys(_OPTIONAL_SPEC_FIELDS))
-    else:
-        values.update({name: getattr(source, name, None) for name in _OPTIONAL_SPEC_FIELDS})
+        # Its fields are the spec's but the optional ones, which it cannot state (their
+        # defaults, None, apply): passed as pydantic stored them, not read one by one.
+        return AcceleratorSpec(**source.__dict__)
+    values: dict[str, Any] = {name: getattr(source, name) for name in _ACCELERATOR_SPEC_FIELDS}
+    values.update({name: getattr(source, name, None) for name in _OPTIONAL_SPEC_FIELDS})
     return AcceleratorSpec(**values)
 
 
