@@ -68,25 +68,9 @@ _COST_FIELDS = {
 def workload_spec(workload: WorkloadIn) -> Workload:
     """The engine's Workload for an API workload (prompt defaults to min(2048, context))."""
     prompt = workload.prompt_tokens or min(DEFAULT_PROMPT_TOKENS, workload.context_tokens)
-    return Workload(
-        mode=workload.mode,
-        precision=workload.precision,
-        kv_cache_precision=workload.kv_cache_precision,
-        context_tokens=workload.context_tokens,
-        prompt_tokens=prompt,
-        batch=workload.batch,
-        parallelism=workload.parallelism,
-        runtime=workload.runtime,
-        tensor_parallel=workload.tensor_parallel,
-        pipeline_parallel=workload.pipeline_parallel,
-        memory_utilization=workload.memory_utilization,
-        zero_stage=workload.zero_stage,
-        activation_recomputation=workload.activation_recomputation,
-        training_tokens=workload.training_tokens,
-        lora_rank=workload.lora_rank,
-        model_flops_utilization=workload.model_flops_utilization,
-        offload=workload.offload,
-    )
+    # Every WorkloadIn field is a Workload field of the same name (tests/services/test_specs.py):
+    # passed as pydantic stored them, not read one by one.
+    return Workload(**{**workload.__dict__, "prompt_tokens": prompt})
 
 
 def simple_workload(
