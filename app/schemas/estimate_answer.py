@@ -2,7 +2,16 @@
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class FiguresPartOut(BaseModel):
+    """A part of an answer made of engine figures: a NaN or an infinity fails its validation
+    (JSON has neither), and the service answers that figure null instead
+    (services/estimate_answers.py) — the check runs inside the validation the answer needs
+    anyway, not as a pass of its own over every figure."""
+
+    model_config = ConfigDict(allow_inf_nan=False)
 
 
 class SubjectOut(BaseModel):
@@ -29,7 +38,7 @@ class ModelSubjectOut(SubjectOut):
     params_active: int
 
 
-class MemoryOut(BaseModel):
+class MemoryOut(FiguresPartOut):
     """Memory needed versus available, GB (1e9 bytes; vendor capacities are GiB, converted).
 
     `total_gb` is the one "memory needed" figure (one model replica, all its accelerators);
@@ -71,7 +80,7 @@ class PlanOut(BaseModel):
     plans_evaluated: int = Field(description="candidate splits the search evaluated")
 
 
-class FailoverOut(BaseModel):
+class FailoverOut(FiguresPartOut):
     """The model after losing part of the build (estimated)."""
 
     lost: str = Field(description="one accelerator | one node")
@@ -82,7 +91,7 @@ class FailoverOut(BaseModel):
     plan: str
 
 
-class ThroughputOut(BaseModel):
+class ThroughputOut(FiguresPartOut):
     """Speed; every figure is null when the model does not fit (or in training modes)."""
 
     decode_tokens_per_s: float | None = Field(description="per sequence")
@@ -101,7 +110,7 @@ class ThroughputOut(BaseModel):
     compute_bound_batch: int | None
 
 
-class CostOut(BaseModel):
+class CostOut(FiguresPartOut):
     """Money and energy; null where the price or power is unknown or nothing is generated."""
 
     price_usd: float | None
@@ -121,7 +130,7 @@ class CostOut(BaseModel):
     )
 
 
-class TrainingOut(BaseModel):
+class TrainingOut(FiguresPartOut):
     """Training / fine-tuning time and cost for workload.training_tokens."""
 
     tokens_per_s: float
@@ -157,7 +166,7 @@ class WorkloadOut(BaseModel):
     offload: str = Field(default="auto", description="auto | none, as requested")
 
 
-class CardShareOut(BaseModel):
+class CardShareOut(FiguresPartOut):
     """One card of a layer split: its whole layers, memory and share of a token's time."""
 
     name: str
@@ -167,7 +176,7 @@ class CardShareOut(BaseModel):
     decode_s: float = Field(description="seconds of one decode step spent reading this card")
 
 
-class PlacementOut(BaseModel):
+class PlacementOut(FiguresPartOut):
     """Where the weights live on a mixed or offloading build (all figures estimates)."""
 
     description: str = Field(

@@ -37,7 +37,6 @@ from app.schemas.estimate import DEFAULT_PROMPT_TOKENS, WorkloadIn
 from app.schemas.inline import FORM_TEXT, InlineBuild, InlineModel
 from app.services.accelerators import find_accelerator
 from app.services.build_rows import BuildRow
-from app.services.estimate_answers import failover_values
 from app.services.model_profiles import ModelProfileRow
 from app.services.specs import accelerator_spec, inline_build_spec_from
 
@@ -69,25 +68,9 @@ _COST_FIELDS = {
 def workload_spec(workload: WorkloadIn) -> Workload:
     """The engine's Workload for an API workload (prompt defaults to min(2048, context))."""
     prompt = workload.prompt_tokens or min(DEFAULT_PROMPT_TOKENS, workload.context_tokens)
-    return Workload(
-        mode=workload.mode,
-        precision=workload.precision,
-        kv_cache_precision=workload.kv_cache_precision,
-        context_tokens=workload.context_tokens,
-        prompt_tokens=prompt,
-        batch=workload.batch,
-        parallelism=workload.parallelism,
-        runtime=workload.runtime,
-        tensor_parallel=workload.tensor_parallel,
-        pipeline_parallel=workload.pipeline_parallel,
-        memory_utilization=workload.memory_utilization,
-        zero_stage=workload.zero_stage,
-        activation_recomputation=workload.activation_recomputation,
-        training_tokens=workload.training_tokens,
-        lora_rank=workload.lora_rank,
-        model_flops_utilization=workload.model_flops_utilization,
-        offload=workload.offload,
-    )
+    # Every WorkloadIn field is a Workload field of the same name (tests/services/test_specs.py):
+    # passed as pydantic stored them, not read one by one.
+    return Workload(**{**workload.__dict__, "prompt_tokens": prompt})
 
 
 def simple_workload(
@@ -222,12 +205,11 @@ def failover_cases(
     build: BuildSpec, model: ModelSpec, workload: Workload, costs: CostAssumptions
 ) -> Sequence[Any]:
     """Fit and speed after losing one accelerator / one node, as `estimate_answer` takes them
-    (`failover_values`: validated with the rest of the answer)."""
+    (validated with the rest of the answer, a non-finite speed answered null there)."""
     try:
-        cases = failover(build, model, workload, costs)
+        return failover(build, model, workload, costs)
     except (EngineInputError, ArithmeticError):
         return ()
-    return failover_values(cases)
 
 
 FormModelT = TypeVar("FormModelT", bound=BaseModel)

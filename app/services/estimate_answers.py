@@ -5,11 +5,11 @@ attribute (`from_attributes`, one pass in pydantic-core) instead of through inte
 JSON has no NaN or infinity, so a part holding one is answered with that figure null, as before.
 """
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import fields
 from typing import Any
 
-from pydantic import TypeAdapter
+from pydantic import TypeAdapter, ValidationError
 
 from app.engine import BuildSpec, Estimate, FailoverCase, ModelSpec, Workload, derive_tier
 from app.schemas.estimate_answer import (
@@ -172,21 +172,13 @@ def estimate_answer(
     failover: Sequence[Any] = (),
 ) -> EstimateOut:
     """An engine Estimate as the API's answer (EstimateOut), with its build and model parts
-    (slugs null for inline ones) and `failover` as FailoverOut items or `failover_values`:
+    (slugs null for inline ones) and `failover` as FailoverCase items or `failover_values`:
     validated in one pass."""
-    placement = est.placement
-    parts: tuple[Any, ...] = (est.memory, est.throughput, est.cost, est.training)
-    placement_in: Any = placement
-    if not (_finite((*parts, placement)) and (placement is None or _finite(placement.cards))):
-        parts = tuple(_nulled(p) for p in parts)
-        placement_in = _placement_nulled(est)
-    else:
-        # The dataclasses that keep their fields in __dict__ (results.fill_*) are validated
-        # from that mapping: pydantic reads a dict ~0.4 µs a part faster than by attribute,
-        # and the stored fields are exactly what the attribute reads would return (the extra
-        # keys, `_words` and fields no answer shows, are ignored like unread attributes).
-        parts = tuple(_stored(p) for p in parts)
-    memory, throughput, cost, training = parts
+    # The dataclasses that keep their fields in __dict__ (results.fill_*) are validated from
+    # that mapping: pydantic reads a dict ~0.4 µs a part faster than by attribute, and the
+    # stored fields are exactly what the attribute reads would return (the extra keys,
+    # `_words` and fields no answer shows, are ignored like unread attributes).
+    parts = (est.memory, est.throughput, est.cost, est.training)
     answer = {
         "build": _build_subject_values(build, slug=build_slug, tier=build_tier),
         "model": _model_subject_values(model, slug=model_slug),
@@ -194,20 +186,35 @@ def estimate_answer(
         "fits": est.fits,
         "verdict": est.verdict,
         "tier": est.tier,
-        "memory": memory,
         "plan": est.plan,
-        "throughput": _NULL_THROUGHPUT if throughput is None else throughput,
-        "cost": cost,
-        "training": training,
         "max_context_tokens_that_fit": est.max_context_tokens_that_fit,
         "max_batch_that_fits": est.max_batch_that_fits,
         "findings": est.findings,
         "assumptions": est.assumptions,
         "failover": failover,
         "estimated": True,
-        "placement": placement_in,
+        "placement": est.placement,
     }
-    return _ESTIMATE.validate_python(answer, from_attributes=True)
+    try:
+        return _ESTIMATE.validate_python(_with_parts(answer, map(_stored, parts)),
+                                         from_attributes=True)  # fmt: skip
+    except ValidationError:
+        # The figure parts refuse a NaN or an infinity (schemas.estimate_answer.FiguresPartOut):
+        # answer those figures null, the rest as they are. Any other error fails again below.
+        answer["placement"] = _placement_nulled(est)
+        answer["failover"] = failover_values(failover)
+        return _ESTIMATE.validate_python(_with_parts(answer, map(_nulled, parts)),
+                                         from_attributes=True)  # fmt: skip
+
+
+def _with_parts(answer: dict[str, Any], parts: Iterable[Any]) -> dict[str, Any]:
+    """The answer's values with its memory, throughput, cost and training parts."""
+    memory, throughput, cost, training = parts
+    answer["memory"] = memory
+    answer["throughput"] = _NULL_THROUGHPUT if throughput is None else throughput
+    answer["cost"] = cost
+    answer["training"] = training
+    return answer
 
 
 def _placement_nulled(est: Estimate) -> dict[str, Any] | None:

@@ -32,12 +32,12 @@ def accelerator_spec(
     source: Accelerator | AcceleratorRead | InlineAccelerator,
 ) -> AcceleratorSpec:
     """Engine view of an accelerator: an ORM row, a typed catalog record or an inline one."""
-    values: dict[str, Any] = {name: getattr(source, name) for name in _ACCELERATOR_SPEC_FIELDS}
     if isinstance(source, InlineAccelerator):
-        # It has neither field (a pydantic model raises, then getattr catches: ~3 µs a card).
-        values.update(dict.fromkeys(_OPTIONAL_SPEC_FIELDS))
-    else:
-        values.update({name: getattr(source, name, None) for name in _OPTIONAL_SPEC_FIELDS})
+        # Its fields are the spec's but the optional ones, which it cannot state (their
+        # defaults, None, apply): passed as pydantic stored them, not read one by one.
+        return AcceleratorSpec(**source.__dict__)
+    values: dict[str, Any] = {name: getattr(source, name) for name in _ACCELERATOR_SPEC_FIELDS}
+    values.update({name: getattr(source, name, None) for name in _OPTIONAL_SPEC_FIELDS})
     return AcceleratorSpec(**values)
 
 
@@ -90,6 +90,7 @@ def inline_build_spec_from(
         if single
         else [(g.accelerator, g.count, g.pcie_generation, g.pcie_lanes) for g in build.groups]
     )
+    cards = []
     for index, (card, count, pcie_generation, pcie_lanes) in enumerate(parts):
         assert card is not None and count is not None  # the single form is complete
         if isinstance(card, str):
@@ -97,12 +98,14 @@ def inline_build_spec_from(
             acc = catalog_accelerator(card, field)
         else:
             acc = accelerator_spec(card)
-        groups.append(AcceleratorGroup(acc, count, pcie_generation, pcie_lanes))
+        cards.append(acc)
+        if not single:  # the single form builds no group (below)
+            groups.append(AcceleratorGroup(acc, count, pcie_generation, pcie_lanes))
     per_node = build.per_node
     intra = build.intra_node_link
     if intra is None:
         kind = "pcie" if per_node > 1 else "none"
-        if groups[0].accelerator.memory_kind == "unified" and per_node == 1:
+        if cards[0].memory_kind == "unified" and per_node == 1:
             kind = "unified"
         intra_link = IntraNodeLink(kind, None)
     else:
@@ -128,10 +131,7 @@ def inline_build_spec_from(
     if single:
         # One card kind and no stated slot: the single-kind form, which the engine reads as
         # accelerator x accelerators_per_node without building or summing groups.
-        only = groups[0]
-        return BuildSpec(
-            build.name, only.accelerator, accelerators_per_node=only.count_per_node, **shape
-        )
+        return BuildSpec(build.name, cards[0], accelerators_per_node=per_node, **shape)
     return BuildSpec.of_groups(build.name, tuple(groups), **shape)
 
 
