@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from .graph_capture import decode_kernels, host_issue_s_without_graphs
+from .graph_capture import decode_kernels, host_issue_s_without_graphs, launch_s_without_graphs
 from .precision import ggml_gemm_compute, gguf_file_type, is_gguf_type
-from .prep import GB, is_apple, launch_s_without_graphs, link_for, peak_flops, usable_fraction
+from .prep import GB, is_apple, link_for, peak_flops, usable_fraction
 from .prepared import Prepared
 from .results import Finding, MemoryBreakdown, Throughput
 from .specs import BuildSpec, ModelSpec, Workload
@@ -182,7 +182,7 @@ def estimate_findings(
             )
         launches = launch_s_without_graphs(p.runtime, build, model, workload)
         if launches > 0:
-            # The one place that decides it (prep.launch_s_without_graphs), stated in words.
+            # The one place that decides it (graph_capture.launch_s_without_graphs), in words.
             why = "a build from before CUDA graphs" if not workload.cuda_graphs else (
                 "ggml-cuda uses CUDA graphs only from compute capability 8.0 (Ampere)"
             )

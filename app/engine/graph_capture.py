@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from .runtime import RuntimeProfile
+from .runtime import PRE_CUDA_GRAPH_S_PER_LAYER, RuntimeProfile
 from .specs import AcceleratorSpec, BuildSpec, ModelSpec, Workload
 
 # Name patterns (matched on the lower-cased name) of NVIDIA cards below compute capability 8.0.
@@ -151,3 +151,15 @@ def host_floor(step_s: float, fixed_s: float, host_issue_s: float) -> tuple[floa
     if host_issue_s <= step_s:
         return step_s, fixed_s
     return host_issue_s, fixed_s + host_issue_s - step_s
+
+
+def launch_s_without_graphs(
+    rt: RuntimeProfile, build: BuildSpec, model: ModelSpec, workload: Workload
+) -> float:
+    """Extra seconds per decode step of a llama.cpp-layout run without CUDA graphs, where the
+    host launches each kernel of a token (runtime.PRE_CUDA_GRAPH_S_PER_LAYER): a build from
+    before CUDA graphs (`workload.cuda_graphs` False) or a pre-Ampere card's CUDA backend today
+    (cuda_without_graphs). 0 otherwise."""
+    if not runs_without_graphs(rt, build, workload):
+        return 0.0
+    return PRE_CUDA_GRAPH_S_PER_LAYER * model.num_hidden_layers

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .cost import billed_tokens_per_s, cost_figures
-from .graph_capture import host_floor, host_issue_s_without_graphs
+from .graph_capture import host_floor, host_issue_s_without_graphs, launch_s_without_graphs
 from .model_shape import distinct_experts
 from .parts_split import (
     CPU_BANDWIDTH_EFFICIENCY,
@@ -38,7 +38,7 @@ from .parts_split import (
     ttft_guess,
 )
 from .parts_text import launch_with_flags, parts_findings, parts_no_fit, parts_verdict, placement_of
-from .prep import GB, GIB, launch_s_without_graphs
+from .prep import GB, GIB
 from .prepared import Prepared
 from .results import CardShare, Estimate, Throughput
 from .runtime import LINK_EFFICIENCY, LINK_LATENCY_US, RUNTIMES

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from .collectives import allreduce_link
-from .graph_capture import host_floor, host_issue_s_without_graphs
+from .graph_capture import host_floor, host_issue_s_without_graphs, launch_s_without_graphs
 from .hops import pipeline_hop
 from .mmvq import mmvq_pass_s, mmvq_s_per_byte
 from .model_shape import distinct_experts
@@ -14,7 +14,6 @@ from .plan import Prepared, kv_share, kv_tokens_weighted
 from .prep import (
     efficiency,
     foreign_backend,
-    launch_s_without_graphs,
     matmul_compute,
     matmul_peak,
     prefill_efficiency,
