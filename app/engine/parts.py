@@ -28,12 +28,11 @@ from .parts_split import (
     HOST_RESERVED_GIB,
     card_issue_s,
     cards_of,
-    compute_s,
-    compute_scale,
     moe_layer_indices,
     placement_candidates,
     prefill_offload_s,
     split_by_ratio,
+    split_compute,
     split_layers,
     ttft_guess,
 )
@@ -214,7 +213,8 @@ def with_parts(
         p.fixed_pass_s + p.runtime.fixed_s_per_step
         + launch_s_without_graphs(p.runtime, build, model, workload)
     )
-    compute = compute_s(base_t, cards, split, p, card_issue_s(p, build, workload, cards, weights))
+    issue = card_issue_s(p, build, workload, cards, weights)
+    compute, prompt_scale = split_compute(base_t, cards, split, p, issue)
     memory_s = decode_gpu + decode_ram
     step, fixed = host_floor(max(memory_s, compute) + comm + fixed, fixed, host_issue)
     # Prefill on the GPUs: the base prompt time scaled by each card's share of the layers and
@@ -232,7 +232,7 @@ def with_parts(
         ram_bw * GB * CPU_BANDWIDTH_EFFICIENCY,
     )
     ttft_base = base_t.time_to_first_token_s if base_t else ttft_guess(p, model, workload, cards)
-    ttft = ttft_base * compute_scale(cards, split, p) + prefill_pcie + prefill_cpu
+    ttft = ttft_base * prompt_scale + prefill_pcie + prefill_cpu
     per_seq = 1.0 / step
     bottleneck = "memory bandwidth" if memory_s >= compute else "compute"
     if decode_ram > decode_gpu:

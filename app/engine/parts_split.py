@@ -126,26 +126,37 @@ def moe_layer_indices(model: ModelSpec) -> list[int]:
     ]
 
 
-def compute_s(
+def split_compute(
     base_t: Throughput | None,
     cards: list[tuple[AcceleratorSpec, float]],
     split: list[int],
     p: Prepared,
     issue_s: list[float] | None = None,
-) -> float:
-    """Decode compute time: on each card the base card's figure scaled by the card's share and
-    rate, or the card's own MMVQ issue time for its layers (`card_issue_s`) where that is
-    longer, summed over the cards (they run their layers one after another)."""
-    if base_t is None:
-        return 0.0
+) -> tuple[float, float]:
+    """(decode compute seconds, prompt-time scale) of a split, from each card's share of the
+    layers at its matmul rate relative to the first card kind's (prep.matmul_peak).
+
+    Decode: on each card the base card's compute time scaled by that share, or the card's own
+    MMVQ issue time for its layers (`card_issue_s`) where that is longer, summed over the cards
+    (they run their layers one after another); 0 without a base. Prompt: the time on the split
+    relative to the first card kind doing all of it."""
     total = sum(split)
     if total == 0:
-        return base_t.decode_compute_s
+        return (base_t.decode_compute_s if base_t else 0.0), 1.0
+    # Both figures weigh each card by the same rate: the first card kind's over this card's.
+    # Each sum keeps the order of operations it had as a function of its own: answers are
+    # compared to the last bit (benchmarks/batch_answers.py).
+    first = matmul_peak(p.runtime, cards[0][0], p.precision)
+    rates = [first / matmul_peak(p.runtime, acc, p.precision) for acc, _ in cards]
+    scale = sum(c / total * r for c, r in zip(split, rates, strict=True))
+    if base_t is None:
+        return 0.0, scale
     issue_s = issue_s or [0.0] * len(cards)
-    return sum(
-        max(base_t.decode_compute_s * _card_scale(cards, p, acc) * count / total, issue)
-        for (acc, _), count, issue in zip(cards, split, issue_s, strict=True)
+    compute = sum(
+        max(base_t.decode_compute_s * r * count / total, issue)
+        for r, count, issue in zip(rates, split, issue_s, strict=True)
     )
+    return compute, scale
 
 
 def card_issue_s(
@@ -165,26 +176,6 @@ def card_issue_s(
         )
         out.append(mmvq_pass_s(per_byte, workload.batch, nonexpert, weight))
     return out
-
-
-def _card_scale(
-    cards: list[tuple[AcceleratorSpec, float]], p: Prepared, acc: AcceleratorSpec
-) -> float:
-    """The first card kind's matmul rate over this card's (prep.matmul_peak)."""
-    return matmul_peak(p.runtime, cards[0][0], p.precision) / matmul_peak(
-        p.runtime, acc, p.precision
-    )
-
-
-def compute_scale(
-    cards: list[tuple[AcceleratorSpec, float]], split: list[int], p: Prepared
-) -> float:
-    """Time on the split relative to the first card kind doing all of it, each card at the rate
-    its matmuls run at for this runtime and precision (prep.matmul_peak)."""
-    total = sum(split)
-    if total == 0:
-        return 1.0
-    return sum(c / total * _card_scale(cards, p, a) for (a, _), c in zip(cards, split, strict=True))
 
 
 def prefill_offload_s(

@@ -18,7 +18,7 @@ from app.engine import (
     ram_bandwidth_gbs,
 )
 from app.engine.mmvq import MMVQ_ISSUE_EFFICIENCY, cuda_issue_rate, mmvq_ops_per_byte
-from app.engine.parts_split import card_issue_s, cards_of, compute_s, split_by_ratio
+from app.engine.parts_split import card_issue_s, cards_of, split_by_ratio, split_compute
 from app.engine.precision import PRECISIONS
 from app.engine.prepared import prepare
 from app.engine.runtime import LINK_EFFICIENCY
@@ -131,7 +131,7 @@ def test_card_issue_time_is_the_cards_bytes_at_its_own_rate_and_compute_takes_th
     assert base is not None
     # A card whose issue time is the longer contributes that, the other its share of the base's
     # compute (the first card kind's own figure: scale 1).
-    assert compute_s(base, cards, [40, 40], p, [0.0, 1.0]) == pytest.approx(
+    assert split_compute(base, cards, [40, 40], p, [0.0, 1.0])[0] == pytest.approx(
         base.decode_compute_s * 40 / 80 + 1.0
     )
 

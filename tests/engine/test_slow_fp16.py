@@ -17,7 +17,7 @@ from app.engine import (
     Workload,
     estimate,
 )
-from app.engine.parts_split import compute_scale
+from app.engine.parts_split import split_compute
 from app.engine.precision import PRECISIONS
 from app.engine.prep import (
     card_peak_flops,
@@ -83,7 +83,7 @@ def test_p40_llama_cpp_decode_is_memory_bound_and_prefill_far_faster_than_at_fp1
 def test_mixed_cards_scale_compute_by_each_cards_matmul_rate():
     p = SimpleNamespace(runtime=LLAMA, precision=PRECISIONS["q4_k_m"])
     cards = [(RTX8000, 15.75), (P40, 3.94)]
-    scale = compute_scale(cards, [2, 1], p)  # type: ignore[arg-type]
+    _, scale = split_compute(None, cards, [2, 1], p)  # type: ignore[arg-type]
     assert scale == pytest.approx(2 / 3 + 1 / 3 * 130.5 / 47)
     build = BuildSpec.of_groups(
         "RTX 8000 + P40",
