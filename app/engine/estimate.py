@@ -49,16 +49,15 @@ def estimate(
     result = _estimate(build, model, workload, costs, model_ref=model_ref)
     if not needs_parts(build, workload, result):
         return result
-    work = workload
-    if (
-        workload.runtime is None
-        and not result.fits
-        and build.host is not None
-        and not serves_in_production(build)
-    ):
-        # Offloading is what llama.cpp does (-ngl / --n-cpu-moe); vLLM would stream weights.
-        # A desktop's owner runs it that way; a datacenter build keeps its serving runtime.
-        work = replace(workload, runtime="llama.cpp")
+    # A desktop's owner who states no runtime runs llama.cpp where the serving runtime cannot
+    # hold the model: llama.cpp offloads to host RAM (-ngl / --n-cpu-moe; vLLM would stream
+    # weights) and splits whole layers over mixed cards. A datacenter build keeps its serving
+    # runtime. When the cards alone do not hold the model and there is RAM, that is known here,
+    # and llama.cpp is asked for at once (no serving-runtime parts answer is derived).
+    desktop = workload.runtime is None and not serves_in_production(build)
+    chosen = desktop and not result.fits and build.host is not None
+    why = RUNTIME_CHOSEN_FOR_OFFLOAD
+    work = replace(workload, runtime="llama.cpp") if chosen else workload
     single = replace(build, groups=(), host=None) if build.is_mixed else build
     stated_plan = work.tensor_parallel is not None or work.pipeline_parallel is not None
     if build.is_mixed and RUNTIMES[result.runtime].split != "layers" and not stated_plan:
@@ -70,8 +69,6 @@ def estimate(
         result = _estimate(single, model, work, costs, model_ref=model_ref)
     p = prepare(single, model, work)
     answer = with_parts(build, model, work, costs, result, p, model_ref or model.name)
-    if work.runtime != workload.runtime and answer.fits:
-        return _with_finding(answer, Finding("info", RUNTIME_CHOSEN_FOR_OFFLOAD))
     if (
         not answer.fits
         and workload.offload == "auto"
@@ -80,22 +77,21 @@ def estimate(
         alternative = estimate(
             build, model, replace(workload, runtime="llama.cpp"), costs, model_ref=model_ref
         )
-        if (
-            workload.runtime is None
-            and alternative.fits
-            and not serves_in_production(build)
-            and alternative.placement is not None
-        ):
-            # A desktop's mixed cards that the serving runtime's pipeline cannot hold run
-            # llama.cpp's layer split, as an offloading desktop does (above).
-            offloads = alternative.placement.offload != "none"
-            why = RUNTIME_CHOSEN_FOR_OFFLOAD if offloads else RUNTIME_CHOSEN_FOR_SPLIT
-            return _with_finding(alternative, Finding("info", why))
-        finding = offload_alternative(answer.runtime, alternative)
-        if workload.runtime is None and serves_in_production(build):
-            # The choice is stated: a datacenter build keeps its serving runtime.
-            finding = Finding(finding.severity, DATACENTER_RUNTIME_KEPT + finding.message)
-        return _with_finding(answer, finding)
+        placement = alternative.placement
+        if not (desktop and alternative.fits and placement is not None):
+            finding = offload_alternative(answer.runtime, alternative)
+            if workload.runtime is None and serves_in_production(build):
+                # The choice is stated: a datacenter build keeps its serving runtime.
+                finding = Finding(finding.severity, DATACENTER_RUNTIME_KEPT + finding.message)
+            return _with_finding(answer, finding)
+        # Else it is known only here: the serving runtime's pipeline over the parts does not
+        # hold the model, and llama.cpp's answer does.
+        answer, chosen = alternative, True
+        if placement.offload == "none":
+            why = RUNTIME_CHOSEN_FOR_SPLIT
+    # One finding states the choice, whichever of the two ways it was made.
+    if chosen and answer.fits:
+        return _with_finding(answer, Finding("info", why))
     return answer
 
 
