@@ -5,7 +5,7 @@ Every number here is documented in docs/engine.md with its source or calibration
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 
 from .calibrated import EFFICIENCY as FITTED_EFFICIENCY
@@ -127,23 +127,8 @@ RUNTIMES: MappingProxyType[str, RuntimeProfile] = MappingProxyType(
             "tensor",
         ),
         "llama.cpp": _LLAMA_CPP,
-        "ollama": RuntimeProfile(
-            "ollama",
-            1.0,
-            LLAMA_CPP_OVERHEAD_GB,
-            512,
-            0.80,
-            0.60,
-            0.15,
-            8e-6,
-            0.3e-3,
-            MOE_FIXED_S_PER_LAYER_LLAMA_CPP,
-            "layers",
-            OLLAMA_BATCH_TOKENS,
-            fp16_accumulate=True,
-            kernel_backends=True,
-            ggml_layout=True,
-        ),
+        # Ollama runs llama.cpp: its profile, but one micro-batch per call (num_batch).
+        "ollama": replace(_LLAMA_CPP, name="ollama", prefill_pipeline_tokens=OLLAMA_BATCH_TOKENS),
         "mlx": RuntimeProfile(
             "mlx",
             1.0,
