@@ -22,6 +22,9 @@ class Traffic:
     arrival: str = "steady"
     in_flight: float | None = None  # requests in flight per replica, when more than its batch
     wave: float | None = None  # per replica: a burst sent with no cap on the requests in flight
+    # per replica: every request the benchmark sent through its cap (None: one wave only). Those
+    # beyond the first wave replace finished ones and meet the whole turnover (refill_share).
+    requests: float | None = None
 
 
 STEADY = Traffic()
@@ -99,6 +102,15 @@ def request_times(
         first += queued
         if out > 1:
             itl = step(min(room, max(0.0, turnover - queued / (out - 1)))) / gain
+            refill = refill_share(traffic.in_flight or batch, traffic.requests)
+            if refill > 0.0:
+                # A closed loop of more requests than its cap: a request of a later wave is
+                # sent when one ahead of it finishes. Its decode is stalled by the prompts behind
+                # it in its wave and by the replacements of those ahead of it, which finish
+                # first: the whole turnover, as in a steady stream, while its first token
+                # still waits behind its wave's prompts. Only the first wave has no
+                # predecessors. The ITL is the mean over the requests.
+                itl = (1.0 - refill) * itl + refill * step(per_step) / gain
     own = first + (out - 1) * itl
     cycle = max(cycle, own)
     waiting = 0.0
@@ -110,6 +122,14 @@ def request_times(
         ttft_s=waiting + first, itl_s=itl, e2e_s=waiting + own, queue_wait_s=waiting,
         slot_s=cycle, prefill_per_step_s=per_step,
     )
+
+
+def refill_share(first_wave: float, requests: float | None) -> float:
+    """The share of a closed loop's requests sent after its first wave (`first_wave` requests,
+    the cap on those in flight); 0 without more requests than that."""
+    if requests is None or requests <= first_wave:
+        return 0.0
+    return 1.0 - first_wave / requests
 
 
 def burst_queue_s(batch: int, shared_prefill_s: float, prompts_per_pass: float) -> float:

@@ -153,3 +153,17 @@ def test_a_burst_s_first_tokens_follow_the_runtime_s_prefill_passes() -> None:
     assert ttft(None) == pytest.approx(0.51 + 0.5 * 3 / 2)
     assert ttft(8192) == pytest.approx(0.51 + 0.5 * 3)  # all four prompts in one pass
     assert ttft(1000) == pytest.approx(ttft(None))
+
+
+def test_later_waves_of_a_closed_loop_meet_the_whole_turnover() -> None:
+    # 4 slots, 16 requests sent through them: a request of the first wave is stalled only by
+    # the prompts behind it (the burst); each later one also by the replacements of those ahead
+    # of it, which finish first: the whole turnover of a steady stream. The mean: 3/4 of them.
+    one_wave = _times(4, arrival="burst", in_flight=4)
+    looped = _times(4, arrival="burst", in_flight=4, requests=16)
+    steady = _times(4)
+    assert looped.itl_s == pytest.approx(one_wave.itl_s / 4 + steady.itl_s * 3 / 4)
+    assert one_wave.itl_s < looped.itl_s < steady.itl_s
+    # The first token still waits behind its wave's prompts.
+    assert looped.ttft_s == pytest.approx(one_wave.ttft_s)
+    assert _times(4, arrival="burst", in_flight=4, requests=4).itl_s == one_wave.itl_s

@@ -160,6 +160,7 @@ def _serving_figure(case: Case, est: Estimate, t: Throughput, single: Estimate) 
         arrival=case.arrival or "burst",
         in_flight=case.workload.batch / replicas,
         wave=_uncapped_wave(case, replicas),
+        requests=_capped_requests(case, replicas),
     )
     served = min(case.workload.batch, t.batch_per_replica * replicas)
     point, _ = serving_point(ctx, est, served, traffic)
@@ -176,6 +177,14 @@ def _metric_of(metric: str, point: ServingPoint) -> float:
     if metric == "output_tokens_per_s_total":
         return point.tokens_per_s_total
     raise ValueError(f"not a serving metric: {metric}")
+
+
+def _capped_requests(case: Case, replicas: int) -> float | None:
+    """Requests per replica a capped benchmark sent through its cap (None: uncapped or not
+    published)."""
+    if case.concurrency is None or case.requests is None:
+        return None
+    return case.requests / replicas
 
 
 def _uncapped_wave(case: Case, replicas: int) -> float | None:
