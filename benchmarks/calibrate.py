@@ -45,8 +45,9 @@ import argparse
 import datetime as dt
 import json
 import math
+import statistics
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -406,24 +407,43 @@ def table_of(result: Fit) -> dict[Key, Efficiency]:
 # ---- cross-validation and output ----------------------------------------------------------------
 
 
-# Hand-set engine constants read off one source's rows rather than fitted here: (module that
-# reads it, name, the value that switches its effect off, the source it was read from). When
-# that source is held out, its fold runs with the neutral value (fit and prediction alike), so
-# its rows' errors are held out as well instead of repeating the rows the constant was set on.
-ANCHORED: tuple[tuple[ModuleType, str, float, str], ...] = (
-    (mmvq, "MMVQ_ISSUE_EFFICIENCY", math.inf, "github.com/ggml-org/llama.cpp/pull/4766"),
-    (prep, "MLA_KERNEL_SHARE", 1.0, "github.com/tenstorrent/tt-inference-server/issues/356"),
+# Hand-set engine constants read off sources' rows rather than fitted here: (module that reads
+# it, name, the value that switches its effect off, {source: the value read off its rows}); the
+# engine runs with the median of the readings. When a source of them is held out, its fold runs
+# with the median of the other sources' readings, or with the neutral value when it was the only
+# one (fit and prediction alike), so its rows' errors are held out as well instead of repeating
+# the rows the constant was set on.
+ANCHORED: tuple[tuple[ModuleType, str, float, Mapping[str, float]], ...] = (
+    (mmvq, "MMVQ_ISSUE_EFFICIENCY", math.inf, mmvq.MMVQ_ISSUE_EFFICIENCY_READINGS),
+    (
+        prep,
+        "MLA_KERNEL_SHARE",
+        1.0,
+        {"github.com/tenstorrent/tt-inference-server/issues/356": prep.MLA_KERNEL_SHARE},
+    ),
 )
+
+
+def value_without(readings: Mapping[str, float], source: str, neutral: float) -> float:
+    """An anchored constant in the fold that holds `source` out: the median of the other
+    sources' readings, `neutral` when no other source was read."""
+    others = [value for anchor, value in readings.items() if anchor != source]
+    return statistics.median(others) if others else neutral
 
 
 @contextmanager
 def without_constants_set_on(source: str) -> Iterator[bool]:
-    """Inside this block the ANCHORED constants read off `source` take their neutral values;
-    yields whether any did (nothing changes, and no memo is dropped, otherwise)."""
-    chosen = [(m, name, neutral) for m, name, neutral, anchor in ANCHORED if anchor == source]
+    """Inside this block the ANCHORED constants read off `source` take the value the other
+    sources' readings give (their median; the neutral value when there are none); yields whether
+    any did (nothing changes, and no memo is dropped, otherwise)."""
+    chosen = [
+        (m, name, value_without(readings, source, neutral))
+        for m, name, neutral, readings in ANCHORED
+        if source in readings
+    ]
     saved = [(m, name, getattr(m, name)) for m, name, _ in chosen]
-    for m, name, neutral in chosen:
-        setattr(m, name, neutral)
+    for m, name, value in chosen:
+        setattr(m, name, value)
     if chosen:
         clear_prepared()
     try:

@@ -3,6 +3,8 @@ operations per weight by block format, over the CUDA cores' issue rate (docs/eng
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from statistics import median
 from types import MappingProxyType
 
 from .precision import Precision
@@ -46,11 +48,24 @@ _MMVQ_BLOCK: MappingProxyType[str, tuple[str | None, str | None]] = MappingProxy
 )
 
 # Achieved share of the issue rate in MMVQ (each thread's short dependent chain of loads,
-# unpacking and dp4a leaves most issue slots idle). The one fitted number: the median of the
-# values the only rows where the issue time binds would each need, PR #4766's Llama 2 7B Q2_K
-# and Q3_K_S tg128 on a Tesla P40 and an RTX 3090 (docs/engine.md 5); so those four rows are not
-# independent evidence for it.
-MMVQ_ISSUE_EFFICIENCY = 0.32
+# unpacking and dp4a leaves most issue slots idle). Hand-set from the only rows where the issue
+# time binds, Llama 2 7B Q2_K and Q3_K_S single-stream decode, read per source: each source's
+# reading is the median of the values its rows need with the engine of 2026-12-03, the constant
+# the median over sources (docs/engine.md 5). Those rows are not independent evidence for it:
+# benchmarks/calibrate.py's leave-one-source-out folds take the median of the other sources'
+# readings (calibrate.ANCHORED). All three are JohannesGaessler's tables (his RTX 3090 and P40).
+MMVQ_ISSUE_EFFICIENCY_READINGS: Mapping[str, float] = MappingProxyType(
+    {
+        # PR #4766 (January 2024), tg128: Q2_K 0.245 on the RTX 3090 and on the P40, Q3_K_S 0.34.
+        "github.com/ggml-org/llama.cpp/pull/4766": 0.2925,
+        # PR #5351 (February 2024), RTX 3090 pp512 at batch 1: Q2_K_M 0.28, Q3_K_S 0.395.
+        "github.com/ggml-org/llama.cpp/pull/5351": 0.3375,
+        # PR #5434 (February 2024, build b2110), RTX 3090 pp512 at batch 1: Q2_K_M 0.285,
+        # Q3_K_S 0.405.
+        "github.com/ggml-org/llama.cpp/pull/5434": 0.345,
+    }
+)
+MMVQ_ISSUE_EFFICIENCY = median(MMVQ_ISSUE_EFFICIENCY_READINGS.values())
 # ggml-cuda runs a quantized matmul as MMVQ up to this many columns (mmvq.cuh
 # MMVQ_MAX_BATCH_SIZE), as MMQ tiles beyond, whose unpacking is shared by a tile of columns.
 MMVQ_MAX_BATCH = 8

@@ -86,3 +86,17 @@ def test_beyond_mmvq_batch_sizes_the_issue_term_is_gone():
     flops_only = (MMVQ_MAX_BATCH + 1) * dm.flops_per_token / dm.flops
     assert mmq_comp == pytest.approx(flops_only)
     assert mmvq_comp > mmq_comp  # MMVQ's issue time exceeds the FLOPs of one more column
+
+
+def test_the_issue_share_is_the_median_of_its_sources_readings():
+    # Each source's reading is the median of the values its rows need; the constant is the
+    # median over sources, so no single source sets it (calibrate.ANCHORED folds use the others).
+    from statistics import median
+
+    from app.engine.mmvq import MMVQ_ISSUE_EFFICIENCY_READINGS
+
+    readings = MMVQ_ISSUE_EFFICIENCY_READINGS
+    assert len(readings) >= 3
+    assert median(readings.values()) == MMVQ_ISSUE_EFFICIENCY
+    assert min(readings.values()) < MMVQ_ISSUE_EFFICIENCY < max(readings.values())
+    assert all(0.0 < value < 1.0 for value in readings.values())

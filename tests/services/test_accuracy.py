@@ -337,12 +337,18 @@ def test_a_note_and_the_source_date_set_flash_attention_and_cuda_graphs(session:
     )
     new = measurement("t-new", backend="cuda", as_of="2025-08-01")
     metal = measurement("t-metal", backend="metal", as_of="2024-01-10")
-    assert import_document(session, {"measurements": [old, new, metal]}, actor="t").ok
+    # ROCm runs ggml-cuda's kernels built by hipcc: no build of them had graphs before the date.
+    rocm = measurement("t-rocm", backend="rocm", as_of="2024-03-04")
+    rocm_new = measurement("t-rocm-new", backend="rocm", as_of="2025-08-01")
+    rows = [old, new, metal, rocm, rocm_new]
+    assert import_document(session, {"measurements": rows}, actor="t").ok
     cases = {c.slug: c for c in measurement_cases(snapshot(session)).cases}
     assert not cases["t-old"].workload.flash_attention
     assert not cases["t-old"].workload.cuda_graphs
     assert cases["t-new"].workload.flash_attention and cases["t-new"].workload.cuda_graphs
-    assert cases["t-metal"].workload.cuda_graphs  # CUDA graphs are a CUDA-backend matter
+    assert cases["t-metal"].workload.cuda_graphs  # CUDA graphs are a ggml-cuda matter
+    assert not cases["t-rocm"].workload.cuda_graphs
+    assert cases["t-rocm-new"].workload.cuda_graphs
 
 
 def test_a_note_can_state_that_a_graph_era_build_ran_without_cuda_graphs(session: Session) -> None:

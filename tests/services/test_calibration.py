@@ -3,6 +3,7 @@ held-out source, and the engine reads the constants the script writes."""
 
 import importlib.util
 import json
+import statistics
 import sys
 import types
 from collections.abc import Iterator
@@ -265,7 +266,7 @@ def test_decode_is_also_reported_by_software_generation(calibrate: types.ModuleT
     assert today["engine"]["median_error"] == pytest.approx(0.1)
 
 
-def test_constants_set_on_a_source_are_neutral_in_its_own_fold(
+def test_constants_set_on_a_source_come_from_the_other_sources_in_its_own_fold(
     calibrate: types.ModuleType,
 ) -> None:
     from app.engine import mmvq, prep
@@ -274,16 +275,37 @@ def test_constants_set_on_a_source_are_neutral_in_its_own_fold(
         (mmvq, "MMVQ_ISSUE_EFFICIENCY"),
         (prep, "MLA_KERNEL_SHARE"),
     }
+    readings = mmvq.MMVQ_ISSUE_EFFICIENCY_READINGS
+    assert len(readings) >= 3
+    assert statistics.median(readings.values()) == mmvq.MMVQ_ISSUE_EFFICIENCY
 
     def current() -> tuple[float, float]:
         return mmvq.MMVQ_ISSUE_EFFICIENCY, prep.MLA_KERNEL_SHARE
 
     before = current()
-    with calibrate.without_constants_set_on("github.com/ggml-org/llama.cpp/pull/4766") as hit:
+    held_out = "github.com/ggml-org/llama.cpp/pull/4766"
+    others = [value for source, value in readings.items() if source != held_out]
+    with calibrate.without_constants_set_on(held_out) as hit:
         assert hit
-        assert current() == (float("inf"), before[1])  # another source's constant stays
+        # The median of the other sources' readings; another constant's value stays.
+        assert current() == (statistics.median(others), before[1])
+        assert current()[0] != before[0]
+    assert current() == before
+    # A constant read off one source only is neutral in that source's fold.
+    with calibrate.without_constants_set_on(
+        "github.com/tenstorrent/tt-inference-server/issues/356"
+    ) as hit:
+        assert hit
+        assert current() == (before[0], 1.0)
     assert current() == before
     with calibrate.without_constants_set_on("github.com/ggml-org/llama.cpp/pull/47660") as hit:
         assert not hit
         assert current() == before
 
+
+def test_value_without_a_source_is_the_median_of_the_others(calibrate: types.ModuleType) -> None:
+    readings = {"a": 0.2, "b": 0.3, "c": 0.5}
+    assert calibrate.value_without(readings, "a", 9.0) == pytest.approx(0.4)
+    assert calibrate.value_without(readings, "c", 9.0) == pytest.approx(0.25)
+    assert calibrate.value_without(readings, "z", 9.0) == pytest.approx(0.3)
+    assert calibrate.value_without({"a": 0.2}, "a", 9.0) == 9.0

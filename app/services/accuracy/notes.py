@@ -136,10 +136,16 @@ def before_mla_kernels(record: MeasurementIn) -> bool:
     return record.as_of < MLA_KERNELS_SINCE
 
 
+# ggml-cuda's kernels, compiled by nvcc (the CUDA backend) or by hipcc (ROCm: ggml-hip builds the
+# same ggml-cuda sources): before CUDA_GRAPHS_SINCE neither build captured a decode step as a graph.
+GGML_CUDA_BACKENDS = ("cuda", "rocm")
+
+
 def before_cuda_graphs(record: MeasurementIn) -> bool:
-    """A llama.cpp CUDA run whose source predates CUDA graphs (docs/engine.md section 5)."""
+    """A llama.cpp run on ggml-cuda's kernels (CUDA or its HIP build, ROCm) whose source predates
+    CUDA graphs (docs/engine.md section 5): no build of them had graphs yet."""
     return (
         record.runtime in LLAMA_CPP_RUNTIMES
-        and record.backend == "cuda"
+        and record.backend in GGML_CUDA_BACKENDS
         and record.as_of < CUDA_GRAPHS_SINCE
     )
