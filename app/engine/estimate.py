@@ -53,17 +53,19 @@ def estimate(
     # hold the model: llama.cpp offloads to host RAM (-ngl / --n-cpu-moe; vLLM would stream
     # weights) and splits whole layers over mixed cards. A datacenter build keeps its serving
     # runtime. The choice is made on what the whole build holds. With one card kind that is
-    # the estimate above: when it does not fit and there is RAM, llama.cpp is asked for at once
-    # (no serving-runtime parts answer is derived). Mixed cards hold what the first kind's
-    # estimate does not (a smaller first kind, a layer split): their serving runtime's parts
-    # answer is derived first, and host RAM, which it never uses, cannot change it.
+    # the estimate above. Mixed cards hold what the first kind's estimate does not (a smaller
+    # first kind, a layer split), so their serving runtime's parts answer is derived first, and
+    # host RAM, which it never uses, cannot change it; only weights beyond every card's usable
+    # memory together are known here not to fit. Where the cards do not hold the model and
+    # there is RAM, llama.cpp is asked for at once (no serving-runtime parts answer is derived).
     desktop = workload.runtime is None and not serves_in_production(build)
-    chosen = desktop and not result.fits and build.host is not None and not build.is_mixed
+    short = _weights_exceed_cards(build, result) if build.is_mixed else not result.fits
+    chosen = desktop and build.host is not None and short
     serving = RUNTIMES[result.runtime].split != "layers"  # the runtime resolved for the build
     work = replace(workload, runtime="llama.cpp") if chosen else workload
     single = replace(build, groups=(), host=None) if build.is_mixed else build
     stated_plan = work.tensor_parallel is not None or work.pipeline_parallel is not None
-    if build.is_mixed and serving and not stated_plan:
+    if build.is_mixed and serving and not chosen and not stated_plan:
         # The parts plan of a serving runtime is a pipeline of whole layers over every card
         # (TP needs identical cards): the first card kind's estimate is asked for that plan,
         # so its launch command and findings are this build's, not its own best split's.
@@ -101,6 +103,15 @@ def estimate(
     if answer.fits and desktop and says:
         return _with_finding(answer, Finding("info", _why_llama_cpp(build, offloaded)))
     return answer
+
+
+def _weights_exceed_cards(build: BuildSpec, result: Estimate) -> bool:
+    """True when the weights alone exceed the usable memory of all the cards together (each at
+    the runtime's usable share, as parts.with_parts gives them): no pipeline over them holds the
+    model, so the serving runtime's parts answer need not be derived to know it."""
+    memory = result.memory
+    usable_gb = memory.available_per_accelerator_gb / build.accelerator.memory_gb
+    return memory.weights_gb > usable_gb * build.total_memory_gb
 
 
 def _why_llama_cpp(build: BuildSpec, offloaded: bool) -> str:
