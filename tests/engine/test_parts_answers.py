@@ -118,3 +118,12 @@ def test_offload_none_does_not_stop_a_layer_split_over_mixed_cards():
     result = estimate(build, GPT_OSS, Workload(precision="mxfp4", offload="none"))
     assert result.fits and result.runtime == "llama.cpp" and not result.offloaded
     assert "llama.cpp's layer split does" in _said(result)
+
+
+@pytest.mark.parametrize("runtime", [None, "vllm", "llama.cpp"])
+def test_mixed_cards_the_first_kind_cannot_hold_either_name_their_own_cards_in_the_no(runtime):
+    # Three 3060s do not hold gpt-oss-120b at bf16 either: their No named "3 isolated 12 GB
+    # cards", not the build.
+    result = estimate(SMALL_FIRST, GPT_OSS, Workload(precision="bf16", runtime=runtime))
+    assert not result.fits
+    assert result.verdict.startswith("No — 1× RTX 3060 (12 GB) + 2× RTX 3090 (60 GB in all)")
