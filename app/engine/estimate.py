@@ -52,15 +52,20 @@ def estimate(
     # A desktop's owner who states no runtime runs llama.cpp where the serving runtime cannot
     # hold the model: llama.cpp offloads to host RAM (-ngl / --n-cpu-moe; vLLM would stream
     # weights) and splits whole layers over mixed cards. A datacenter build keeps its serving
-    # runtime. When the cards alone do not hold the model and there is RAM, that is known here,
-    # and llama.cpp is asked for at once (no serving-runtime parts answer is derived).
+    # runtime. The choice is made on what the whole build holds. With one card kind that is
+    # the estimate above. Mixed cards hold what the first kind's estimate does not (a smaller
+    # first kind, a layer split), so their serving runtime's parts answer is derived first, and
+    # host RAM, which it never uses, cannot change it; only weights beyond every card's usable
+    # memory together are known here not to fit. Where the cards do not hold the model and
+    # there is RAM, llama.cpp is asked for at once (no serving-runtime parts answer is derived).
     desktop = workload.runtime is None and not serves_in_production(build)
-    chosen = desktop and not result.fits and build.host is not None
-    why = RUNTIME_CHOSEN_FOR_OFFLOAD
+    short = _weights_exceed_cards(build, result) if build.is_mixed else not result.fits
+    chosen = desktop and build.host is not None and short
+    serving = RUNTIMES[result.runtime].split != "layers"  # the runtime resolved for the build
     work = replace(workload, runtime="llama.cpp") if chosen else workload
     single = replace(build, groups=(), host=None) if build.is_mixed else build
     stated_plan = work.tensor_parallel is not None or work.pipeline_parallel is not None
-    if build.is_mixed and RUNTIMES[result.runtime].split != "layers" and not stated_plan:
+    if build.is_mixed and serving and not chosen and not stated_plan:
         # The parts plan of a serving runtime is a pipeline of whole layers over every card
         # (TP needs identical cards): the first card kind's estimate is asked for that plan,
         # so its launch command and findings are this build's, not its own best split's.
@@ -69,30 +74,51 @@ def estimate(
         result = _estimate(single, model, work, costs, model_ref=model_ref)
     p = prepare(single, model, work)
     answer = with_parts(build, model, work, costs, result, p, model_ref or model.name)
-    if (
-        not answer.fits
-        and workload.offload == "auto"
-        and RUNTIMES[answer.runtime].split != "layers"
-    ):
+    auto = workload.offload == "auto"
+    if not answer.fits and (auto or desktop) and RUNTIMES[answer.runtime].split != "layers":
         alternative = estimate(
             build, model, replace(workload, runtime="llama.cpp"), costs, model_ref=model_ref
         )
-        placement = alternative.placement
-        if not (desktop and alternative.fits and placement is not None):
+        # A desktop takes llama.cpp's answer where it holds the model (a layer split over mixed
+        # cards needs no RAM, so offload=none does not stop it), and with RAM even where it
+        # does not (it says how much RAM it would need), as one card kind does above.
+        holds = alternative.fits and alternative.placement is not None
+        if not (desktop and (holds or build.host is not None)):
+            if not auto:
+                return answer
             finding = offload_alternative(answer.runtime, alternative)
             if workload.runtime is None and serves_in_production(build):
                 # The choice is stated: a datacenter build keeps its serving runtime.
                 finding = Finding(finding.severity, DATACENTER_RUNTIME_KEPT + finding.message)
             return _with_finding(answer, finding)
         # Else it is known only here: the serving runtime's pipeline over the parts does not
-        # hold the model, and llama.cpp's answer does.
+        # hold the model, and llama.cpp's answer is the desktop's.
         answer, chosen = alternative, True
-        if placement.offload == "none":
-            why = RUNTIME_CHOSEN_FOR_SPLIT
-    # One finding states the choice, whichever of the two ways it was made.
-    if chosen and answer.fits:
-        return _with_finding(answer, Finding("info", why))
+    # One finding states the choice, whichever of the two ways it was made, in the words of the
+    # placement it led to. A GGUF precision runs in llama.cpp anyway: unless llama.cpp's own
+    # placement (not -ngl / --n-cpu-moe given by hand) needed the RAM, nothing was chosen.
+    offloaded = answer.offloaded
+    forced = workload.gpu_layers is not None or workload.cpu_moe_layers is not None
+    says = (chosen and (serving or offloaded)) or (offloaded and not forced)
+    if answer.fits and desktop and says:
+        return _with_finding(answer, Finding("info", _why_llama_cpp(build, offloaded)))
     return answer
+
+
+def _weights_exceed_cards(build: BuildSpec, result: Estimate) -> bool:
+    """True when the weights alone exceed the usable memory of all the cards together (each at
+    the runtime's usable share, as parts.with_parts gives them): no pipeline over them holds the
+    model, so the serving runtime's parts answer need not be derived to know it."""
+    memory = result.memory
+    usable_gb = memory.available_per_accelerator_gb / build.accelerator.memory_gb
+    return memory.weights_gb > usable_gb * build.total_memory_gb
+
+
+def _why_llama_cpp(build: BuildSpec, offloaded: bool) -> str:
+    """Why a desktop's automatic runtime is llama.cpp, from where its placement put the weights."""
+    if offloaded:
+        return RUNTIME_CHOSEN_FOR_OFFLOAD
+    return RUNTIME_CHOSEN_FOR_SPLIT if build.accelerators_per_node > 1 else RUNTIME_CHOSEN_FOR_CARD
 
 
 RUNTIME_CHOSEN_FOR_OFFLOAD = (
@@ -103,6 +129,11 @@ RUNTIME_CHOSEN_FOR_OFFLOAD = (
 RUNTIME_CHOSEN_FOR_SPLIT = (
     "Runtime llama.cpp chosen automatically: the serving runtime's pipeline does not hold the "
     "model on these cards, and llama.cpp's layer split does"
+)
+
+RUNTIME_CHOSEN_FOR_CARD = (
+    "Runtime llama.cpp chosen automatically: the serving runtime does not hold the model on this "
+    "card, and llama.cpp holds every layer on it (nothing offloaded to host RAM)"
 )
 
 DATACENTER_RUNTIME_KEPT = (

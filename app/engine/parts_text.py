@@ -251,9 +251,12 @@ def parts_no_fit(
         extra.append(Finding("info", "Offload to host RAM is off (workload offload=none)"))
     memory = replace(base.memory, available_total_gb=sum(caps) / GB)
     if not base.fits:
+        # Mixed cards: the base's No names N cards of the first kind, not this build's cards.
+        verdict = no_fit_verdict(build, memory, ram_bytes) if build.is_mixed else base.verdict
         return replace(
             base,
             fits=False,
+            verdict=verdict,
             throughput=None,
             findings=base.findings + tuple(extra),
             memory=memory,

@@ -206,3 +206,25 @@ def test_offloading_build_shows_what_lives_where(web: TestClient) -> None:
     caption = parse(response.text).one(id="placement-caption").text()
     assert "expert layers in RAM" in caption
     assert "--n-cpu-moe" in parse(response.text).one(id="launch-command").text()
+
+
+# Issue 14: the 12 GB card first, two 24 GB cards beside it (60 GB hold Llama 3.3 70B at 4 bits).
+SMALL_FIRST = {"build_source": "custom", "b_accelerator": "rtx-3060-12gb", "b_per_node": "1",
+               "g2_accelerator": "rtx-3090", "g2_count": "2", "model": "llama-3-3-70b"}
+WITH_RAM = {**SMALL_FIRST, "h_ram_gb": "128", "h_channels": "2", "h_speed_mts": "5600"}
+
+
+def test_host_ram_leaves_the_runtime_and_words_of_a_build_that_fits_in_vram(
+    web: TestClient,
+) -> None:
+    for precision, runtime in (("int4", "vllm"), ("q4_k_m", "llama.cpp")):
+        without = web.get("/estimate.json", params={**SMALL_FIRST, "precision": precision})
+        with_ram = web.get("/estimate.json", params={**WITH_RAM, "precision": precision})
+        assert without.status_code == with_ram.status_code == 200, with_ram.text
+        assert with_ram.json()["plan"]["runtime"] == without.json()["plan"]["runtime"] == runtime
+        assert with_ram.json()["findings"] == without.json()["findings"]
+        page = parse(web.get("/estimate", params={**WITH_RAM, "precision": precision}).text)
+        text = page.one(id="result").text()
+        for finding in with_ram.json()["findings"]:
+            assert " ".join(finding["message"].split()) in text
+        assert "keeps the rest in host RAM" not in text
