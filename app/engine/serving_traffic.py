@@ -23,7 +23,8 @@ class Traffic:
     in_flight: float | None = None  # requests in flight per replica, when more than its batch
     wave: float | None = None  # per replica: a burst sent with no cap on the requests in flight
     # per replica: every request the benchmark sent through its cap (None: one wave only). Those
-    # beyond the first wave replace finished ones and meet the whole turnover (refill_share).
+    # beyond the first wave replace finished ones and meet the whole turnover (refill_share);
+    # in a steady loop the first wave, sent at once, queues as a burst does.
     requests: float | None = None
 
 
@@ -83,21 +84,31 @@ def request_times(
     first = full * step(chunk_tokens / prefill_rate)
     if rest or not full:
         first += step(rest / prefill_rate)
+    per_pass = (prefill_pass_tokens or prompt_tokens) / max(1, prompt_tokens)
+    opening = 0.0
     if traffic.arrival == "steady" and batch > 1:
         # Iteration-level scheduling (Orca): a prompt arriving while the batch decodes joins
         # at the next step boundary, on average half a step later.
-        first += step(per_step) / 2.0
+        joins = step(per_step) / 2.0
+        first += joins
+        if traffic.requests is not None:
+            # A closed loop's client sends its first wave (its cap, `in_flight`, of the
+            # `requests`) at once, into an idle replica: those prompts queue behind each
+            # other's prefill (burst_queue_s) instead of meeting a running batch; the later
+            # ones (refill_share) arrive as slots free.
+            share = 1.0 - refill_share(traffic.in_flight or batch, traffic.requests)
+            opening = share * (burst_queue_s(batch, shared_prefill_s, per_pass) - joins)
     # The batch's whole turnover is prefilled within its cycle whatever the budget (a bound on
     # one step's prefill moves prompts to later steps, it does not remove them): throughput
     # and the wait for a slot run on this cycle, a request's own times on its tokens.
     cycle = first + (out - 1) * step(turnover) / gain
+    first += opening
     if traffic.arrival != "steady":
         # The prompts ahead, and those packed into the same prefill pass, ran before its first
         # token, in its TTFT: they no longer stall its decode steps. The rest of the turnover's
         # prefill still rides in them, each step carrying at most what the token budget leaves
         # beside the decode tokens; with few output tokens that bound, not the turnover, sets
         # the ITL.
-        per_pass = (prefill_pass_tokens or prompt_tokens) / max(1, prompt_tokens)
         queued = burst_queue_s(batch, shared_prefill_s, per_pass)
         first += queued
         if out > 1:
@@ -112,7 +123,8 @@ def request_times(
                 # predecessors. The ITL is the mean over the requests.
                 itl = (1.0 - refill) * itl + refill * step(per_step) / gain
     own = first + (out - 1) * itl
-    cycle = max(cycle, own)
+    # The opening wave happens once a run, not every cycle: the slot's cycle leaves it out.
+    cycle = max(cycle, own - opening)
     waiting = 0.0
     if traffic.wave is not None and traffic.wave > batch:
         waiting = (traffic.wave / batch - 1.0) / 2.0 * cycle

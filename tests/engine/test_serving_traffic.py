@@ -167,3 +167,22 @@ def test_later_waves_of_a_closed_loop_meet_the_whole_turnover() -> None:
     # The first token still waits behind its wave's prompts.
     assert looped.ttft_s == pytest.approx(one_wave.ttft_s)
     assert _times(4, arrival="burst", in_flight=4, requests=4).itl_s == one_wave.itl_s
+
+
+def test_a_closed_loop_s_first_wave_queues_as_a_burst_the_rest_arrive_steadily() -> None:
+    steady, burst = _times(4), _times(4, arrival="burst")
+    # 4 of 40 requests (a client capped at 4 in flight sending 40 at no request rate) start
+    # together into an idle replica: a tenth of the requests queue as a burst does.
+    opening = _times(4, requests=40)
+    step = STEP_S + 3 * 0.5 / 99
+    assert opening.ttft_s == pytest.approx(0.9 * steady.ttft_s + 0.1 * (0.51 + 0.5 * 3 / 2))
+    assert steady.ttft_s < opening.ttft_s < burst.ttft_s
+    assert opening.ttft_s - steady.ttft_s == pytest.approx(0.1 * (0.5 * 3 / 2 - step / 2))
+    # The later requests meet a running batch: the per-token figure is the steady stream's.
+    assert opening.itl_s == pytest.approx(steady.itl_s)
+    assert opening.slot_s == pytest.approx(steady.slot_s)
+    # Every request sent at once is the burst's wait; a lone request has no one to wait for.
+    assert _times(4, requests=4).ttft_s == pytest.approx(burst.ttft_s)
+    assert _times(1, requests=1).ttft_s == pytest.approx(_times(1).ttft_s)
+    # Without the request count published, the stream is taken as steady throughout.
+    assert _times(4, requests=None).ttft_s == pytest.approx(steady.ttft_s)

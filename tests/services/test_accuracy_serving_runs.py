@@ -1,6 +1,7 @@
 """Serving rows as engine inputs: the token budget a run's note or its vLLM release sets, and
 the plan of a run that states data-parallel attention."""
 
+import pytest
 from sqlalchemy.orm import Session
 
 from app.caching import snapshot
@@ -68,3 +69,24 @@ def test_a_run_stating_dp_attention_holds_each_requests_cache_on_one_rank(sessio
     tp, dpa = engine_predictor(by_slug["t-tp"]), engine_predictor(by_slug["t-dpa"])
     assert isinstance(tp, float) and isinstance(dpa, float)
     assert dpa < tp / 3
+
+
+def test_a_steady_loop_s_first_wave_of_requests_queues_as_a_burst(session: Session) -> None:
+    # bench_serving --max-concurrency 32 --request-rate inf: the first 32 requests start
+    # together. Of 320, a tenth queue behind each other's prefill; of 32, all of them.
+    steady = {"arrival": "steady", "prompt_tokens": 1024, "output_tokens": 1024}
+    rows = [
+        _ttft("t-unknown", **steady),
+        _ttft("t-tenth", requests=320, **steady),
+        _ttft("t-all", requests=32, **steady),
+        _ttft("t-burst", arrival="burst", prompt_tokens=1024, output_tokens=1024),
+    ]
+    assert import_document(session, {"measurements": rows}, actor="t").ok
+    by_slug = {c.slug: c for c in measurement_cases(snapshot(session)).cases}
+    unknown, tenth, every, burst = (
+        engine_predictor(by_slug[s]) for s in ("t-unknown", "t-tenth", "t-all", "t-burst")
+    )
+    assert isinstance(unknown, float) and isinstance(tenth, float) and isinstance(every, float)
+    assert isinstance(burst, float)
+    assert unknown < tenth < every
+    assert every == pytest.approx(burst)
