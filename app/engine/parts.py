@@ -37,7 +37,7 @@ from .parts_split import (
     ttft_guess,
 )
 from .parts_text import launch_with_flags, parts_findings, parts_no_fit, parts_verdict, placement_of
-from .prep import GB, GIB
+from .prep import GB, GIB, efficiency
 from .prepared import Prepared
 from .results import CardShare, Estimate, Throughput
 from .runtime import LINK_EFFICIENCY, LINK_LATENCY_US, RUNTIMES
@@ -174,10 +174,16 @@ def with_parts(
         # caps, embeddings ...), shared out over the cards as this split holds them.
         base_bytes = base_t.decode_memory_s * cards[0][0].memory_bandwidth_gbs * GB * eff
         reads = [r * base_bytes / sum(reads) for r in reads]
+    issue = card_issue_s(p, build, workload, cards, weights)
+    # Each card's reads stretch by the fitted share of its shorter stream (speed.DecodeModel).
+    overlap = efficiency(p.runtime, build).mmvq_overlap
     decode_gpu = 0.0
     index = cpu_layers
-    for (acc, _), count, cap, read in zip(cards, split, caps, reads, strict=True):
+    for (acc, _), count, cap, read, card_issue in zip(
+        cards, split, caps, reads, issue, strict=True
+    ):
         seconds = read / (acc.memory_bandwidth_gbs * GB * eff)
+        seconds += overlap * min(seconds, card_issue)
         held = sum(sizes[index - cpu_layers : index - cpu_layers + count])
         shares.append(
             CardShare(
@@ -213,7 +219,6 @@ def with_parts(
         p.fixed_pass_s + p.runtime.fixed_s_per_step
         + launch_s_without_graphs(p.runtime, build, model, workload)
     )
-    issue = card_issue_s(p, build, workload, cards, weights)
     compute, prompt_scale = split_compute(base_t, cards, split, p, issue)
     memory_s = decode_gpu + decode_ram
     step, fixed = host_floor(max(memory_s, compute) + comm + fixed, fixed, host_issue)

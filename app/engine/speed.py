@@ -35,7 +35,7 @@ class DecodeModel:
     __slots__ = (
         "bw", "flops", "nonexpert", "expert", "moe_layers", "n_experts", "top_k", "kv_per_seq",
         "flops_per_token", "tp", "pp", "comm_fixed", "comm_per_token", "fixed", "hop_fixed",
-        "hop_per_token", "mmvq", "host_issue",
+        "hop_per_token", "mmvq", "host_issue", "overlap",
     )
 
     def __init__(
@@ -61,6 +61,7 @@ class DecodeModel:
         self.host_issue = host_issue_s_without_graphs(p.runtime, build, model, workload)
         self.flops = peak * decode_compute * tp
         self.mmvq = mmvq_s_per_byte(p.runtime, build, p.precision, workload, tp)  # 0 off MMVQ
+        self.overlap = efficiency(p.runtime, build).mmvq_overlap if any(self.mmvq) else 0.0
         layers = model.num_hidden_layers
         self.comm_fixed = self.comm_per_token = self.hop_fixed = self.hop_per_token = 0.0
         if tp > 1:
@@ -84,7 +85,9 @@ class DecodeModel:
             weights += self.moe_layers * used * self.expert
         mem = (weights + batch * self.kv_per_seq) / self.bw
         comp = batch * self.flops_per_token / self.flops
-        comp = max(comp, mmvq_pass_s(self.mmvq, batch, self.nonexpert, weights))  # overlapped
+        issue = mmvq_pass_s(self.mmvq, batch, self.nonexpert, weights)
+        comp = max(comp, issue)  # overlapped, but not wholly: the reads stretch (Efficiency)
+        mem += self.overlap * min(mem, issue)
         comm = self.comm_fixed + self.hop_fixed + batch * (self.comm_per_token + self.hop_per_token)
         return mem, comp, comm, self.fixed
 
