@@ -27,6 +27,7 @@ from .parts_split import (
     FIT_TARGET_GIB,
     HOST_RESERVED_GIB,
     card_issue_s,
+    card_read_s,
     cards_of,
     moe_layer_indices,
     placement_candidates,
@@ -37,7 +38,7 @@ from .parts_split import (
     ttft_guess,
 )
 from .parts_text import launch_with_flags, parts_findings, parts_no_fit, parts_verdict, placement_of
-from .prep import GB, GIB, efficiency
+from .prep import GB, GIB
 from .prepared import Prepared
 from .results import CardShare, Estimate, Throughput
 from .runtime import LINK_EFFICIENCY, LINK_LATENCY_US, RUNTIMES
@@ -175,15 +176,10 @@ def with_parts(
         base_bytes = base_t.decode_memory_s * cards[0][0].memory_bandwidth_gbs * GB * eff
         reads = [r * base_bytes / sum(reads) for r in reads]
     issue = card_issue_s(p, build, workload, cards, weights)
-    # Each card's reads stretch by the fitted share of its shorter stream (speed.DecodeModel).
-    overlap = efficiency(p.runtime, build).mmvq_overlap
     decode_gpu = 0.0
     index = cpu_layers
-    for (acc, _), count, cap, read, card_issue in zip(
-        cards, split, caps, reads, issue, strict=True
-    ):
-        seconds = read / (acc.memory_bandwidth_gbs * GB * eff)
-        seconds += overlap * min(seconds, card_issue)
+    for i, ((acc, _), count, cap, read) in enumerate(zip(cards, split, caps, reads, strict=True)):
+        seconds = card_read_s(p, build, read / (acc.memory_bandwidth_gbs * GB * eff), issue[i])
         held = sum(sizes[index - cpu_layers : index - cpu_layers + count])
         shares.append(
             CardShare(

@@ -49,8 +49,7 @@ class DecodeModel:
         # experts only as many distinct ones as the step's tokens select.
         self.nonexpert = p.nonexpert_body_bytes + p.head_bytes
         self.expert = p.expert_bytes
-        self.moe_layers = model.moe_layers
-        self.n_experts = model.n_routed_experts
+        self.moe_layers, self.n_experts = model.moe_layers, model.n_routed_experts
         self.top_k = model.num_experts_per_tok
         known: tuple[float, float, float, float] = p.memo.get(("decode", tp)) or (
             _decode_coefficients(p, model, build, workload, tp)
@@ -85,9 +84,8 @@ class DecodeModel:
             weights += self.moe_layers * used * self.expert
         mem = (weights + batch * self.kv_per_seq) / self.bw
         comp = batch * self.flops_per_token / self.flops
-        issue = mmvq_pass_s(self.mmvq, batch, self.nonexpert, weights)
-        comp = max(comp, issue)  # overlapped, but not wholly: the reads stretch (Efficiency)
-        mem += self.overlap * min(mem, issue)
+        comp = max(comp, issue := mmvq_pass_s(self.mmvq, batch, self.nonexpert, weights))
+        mem += self.overlap * min(mem, issue)  # overlapped, not wholly: the reads stretch
         comm = self.comm_fixed + self.hop_fixed + batch * (self.comm_per_token + self.hop_per_token)
         return mem, comp, comm, self.fixed
 
