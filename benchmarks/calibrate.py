@@ -13,8 +13,8 @@ The fit (docs/engine.md, "Calibration by code"): each unit of constants is chose
 minimise the summed |log(predicted / measured)| over the rows it governs, each source weighing
 the same, running the real engine at every grid value (so fixed costs, KV reads and
 communication stay in the model):
-- bandwidth + fixed_s_per_layer (one joint grid): single-stream decode (batch <= 2) and
-  batch-1 inter-token latency, end-to-end latency and serving throughput;
+- bandwidth + fixed_s_per_layer + mmvq_overlap (one joint grid): single-stream decode (batch <=
+  2) and batch-1 inter-token latency, end-to-end latency and serving throughput;
 - prefill_compute: prefill tokens/s, and time to first token where the measurement records its
   benchmark's arrival process (the queue ahead of the prompt is then modelled, not guessed);
 - decode_compute: batched decode and serving rows at batch > 1 (fitted last, at the bandwidth
@@ -81,11 +81,12 @@ PARAMETERS = (
     "fixed_s_per_layer",
     "moe_prefill_compute",
     "prefill_host_s_per_layer",
+    "mmvq_overlap",
 )
 # Constants fitted together (one grid over their product), in stages: a later stage's rows are
 # tabulated at the values the earlier stage chose for their runtime x device class.
 UNITS = (
-    ("bandwidth", "fixed_s_per_layer"),
+    ("bandwidth", "fixed_s_per_layer", "mmvq_overlap"),
     ("prefill_compute",),
     ("decode_compute",),
     ("moe_prefill_compute",),
@@ -117,6 +118,9 @@ GRIDS: MappingProxyType[str, tuple[float, ...]] = MappingProxyType(
         # Per-layer launch cost: from CUDA-graph replay (~2 us) to Metal command encoding.
         "fixed_s_per_layer": (0.0, 2e-6, 4e-6, 8e-6, 15e-6, 30e-6, 60e-6, 120e-6),
         "moe_prefill_compute": geometric(0.02, 2.0, 41),
+        # Unhidden share of the shorter of MMVQ issue and weight reads: from perfect overlap
+        # to half of it exposed (Efficiency.mmvq_overlap).
+        "mmvq_overlap": (0.0, 0.125, 0.25, 0.375, 0.5),
     }
 )
 
@@ -372,15 +376,37 @@ class Tables:
         if found is None:
             key = key_of(case)
             measured = float(case.measured)
-            losses = tuple(
-                log_error(
-                    predict_with(case, key, {**fixed, **dict(zip(unit, c, strict=True))}), measured
-                )
-                for c in candidates(unit)
-            )
+            known: dict[tuple[float, ...], float] = {}
+
+            def loss(c: tuple[float, ...]) -> float:
+                # A case without an MMVQ issue term reads the same at every overlap value.
+                reduced = c if issue_bound(case) else neutral_overlap(unit, c)
+                if reduced not in known:
+                    chosen = {**fixed, **dict(zip(unit, reduced, strict=True))}
+                    known[reduced] = log_error(predict_with(case, key, chosen), measured)
+                return known[reduced]
+
+            losses = tuple(loss(c) for c in candidates(unit))
             found = GridRow(case.source, key, unit, losses)
             self._memo[memo_key] = found
         return found
+
+
+def issue_bound(case: Case) -> bool:
+    """Whether a case has an MMVQ issue term that mmvq_overlap can move (llama.cpp's CUDA
+    mat-vec kernels on a card with an issue rate, at most MMVQ_MAX_BATCH sequences)."""
+    cards = [g.accelerator for g in case.build.groups] if case.build.groups else []
+    cards.append(case.build.accelerator)
+    return (
+        RUNTIMES[case.group.runtime].ggml_layout
+        and case.workload.batch <= mmvq.MMVQ_MAX_BATCH
+        and any(mmvq.cuda_issue_rate(acc) is not None for acc in cards)
+    )
+
+
+def neutral_overlap(unit: Unit, values: tuple[float, ...]) -> tuple[float, ...]:
+    """`values` with the unit's mmvq_overlap at 0 (no other parameter changes)."""
+    return tuple(0.0 if p == "mmvq_overlap" else v for p, v in zip(unit, values, strict=True))
 
 
 def fit_cases(cases: Sequence[Case], tables: Tables, indices: Sequence[int]) -> Fit:
@@ -551,6 +577,16 @@ def held_out_rows(engine: Sequence[RowResult]) -> list[dict]:
     return out
 
 
+def row_line(label: str, rows: int, sources: int) -> str:
+    """One ROWS entry of the generated module, its label split over two string literals where
+    the line would pass the 100 columns ruff allows."""
+    line = f'    "{label}": ({rows}, {sources}),'
+    if len(line) <= 100:
+        return line
+    head, tail = label.rsplit(" + ", 1)
+    return f'    "{head}"\n    " + {tail}": ({rows}, {sources}),'
+
+
 def module_text(result: Fit, cases: Sequence[Case], inputs: str, today: dt.date) -> str:
     """The generated app/engine/calibrated.py."""
     used = [c for c in cases if unit_of(c) is not None]
@@ -574,15 +610,16 @@ def module_text(result: Fit, cases: Sequence[Case], inputs: str, today: dt.date)
         f"FITTED_NUMBERS = {result.numbers}",
         "# (rows, sources) per runtime / device class / constants the fit used.",
         "ROWS: dict[str, tuple[int, int]] = {",
-        *(f'    "{label}": ({n}, {len(sources[label])}),' for label, n in sorted(rows.items())),
+        *(row_line(label, n, len(sources[label])) for label, n in sorted(rows.items())),
         "}",
         "# (runtime, device class[, kernel backend]) -> (bandwidth, prefill_compute,",
-        "# decode_compute, fixed_s_per_layer, moe_prefill_compute, prefill_host_s_per_layer);",
+        "# decode_compute, fixed_s_per_layer, moe_prefill_compute, prefill_host_s_per_layer,",
+        "# mmvq_overlap);",
         "# a value not fitted for a pair is the runtime's hand-set one (moe_prefill_compute",
         "# None: as prefill_compute; prefill_host_s_per_layer is never fitted, 0: no launch",
         "# floor); a backend key's non-prefill values are its device class's.",
         "EFFICIENCY: dict[tuple[str, ...], tuple[float, float, float, float, float | None, "
-        "float]] = {",
+        "float, float]] = {",
     ]
     for key, eff in sorted(table_of(result).items()):
         values = ", ".join(f"{getattr(eff, p)!r}" for p in PARAMETERS)

@@ -24,6 +24,11 @@ class Efficiency:
     # CUDA graphs in decode only: a pass cannot end before its last kernel is launched
     # (speed.prefill). Hand-set on the runtime profile, never fitted; 0: no floor.
     prefill_host_s_per_layer: float = 0.0
+    # Share of the shorter of a batch-1 pass's weight reads and its MMVQ instruction issue
+    # (llama.cpp CUDA, mmvq.py) that does not hide under the longer: the reads stretch by
+    # mmvq_overlap x min(reads, issue) (speed.DecodeModel.parts). Fitted with the bandwidth
+    # share; 0 (perfect overlap) where no issue rate is known or the fit cannot tell.
+    mmvq_overlap: float = 0.0
 
     @property
     def routed_prefill_compute(self) -> float:

@@ -3,10 +3,12 @@ operations per weight by block format, over the CUDA cores' issue rate (docs/eng
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from statistics import median
 from types import MappingProxyType
 
+from .graph_capture import pre_ampere_nvidia
 from .precision import Precision
 from .prep import foreign_backend, half_rate_fp32_accumulate, native_backend, slow_fp16
 from .runtime import RuntimeProfile
@@ -77,6 +79,17 @@ MMVQ_MAX_BATCH = 8
 # GHz x 512 = 71 TFLOPS; RTX 4090: 128 x 2.52 x 512 = 165; RTX 5090: 170 x 2.41 x 512 = 209.5).
 DP4A_OPS_PER_ISSUE_LANE = 8.0
 GEFORCE_FP16_FLOP_PER_ISSUE_LANE = 4.0
+# Volta and Turing cards outside GeForce run FP16 tensor products at the full rate with FP32
+# accumulate: 8 tensor cores x 64 FMA x 2 = 1,024 FLOP per SM per clock, 8 per issue lane.
+# Quadro RTX 8000: 72 SMs x 1.77 GHz x 1,024 = 130.5 TFLOPS (NVIDIA's figure as Leadtek's
+# spec sheet prints it, beside 16.3 FP32 TFLOPS = 4,608 cores x 2 x 1.77 GHz); Tesla T4
+# 40 x 1.59 x 1,024 = 65; Tesla V100 SXM2 80 x 1.53 x 1,024 = 125. (Ampere and later
+# workstation and datacenter parts differ by generation: A100 2,048, H100 4,096.)
+FULL_RATE_TENSOR_FLOP_PER_ISSUE_LANE = 8.0
+# Volta (7.0) and Turing (7.5) cards with full-rate tensor cores (graph_capture's names).
+VOLTA_TURING_FULL_RATE = re.compile(
+    r"\bquadro rtx\b|\b(?:tesla )?(?:t4|v100)\b|\bquadro gv100\b|\btitan (?:v|rtx)\b"
+)
 
 
 def mmvq_ops_per_byte(precision: Precision) -> tuple[float, float]:
@@ -92,12 +105,15 @@ def _ops_per_byte(block: str | None) -> float:
 
 def cuda_issue_rate(acc: AcceleratorSpec) -> float | None:
     """Thread instructions per second the card's CUDA cores issue (SMs x clock x 128), from the
-    catalogue figures that are fixed multiples of it; None where none is (datacenter and
-    workstation tensor rates per SM differ by generation; non-NVIDIA devices)."""
+    catalogue figures that are fixed multiples of it: Pascal's dp4a rate, the GeForce tensor
+    rate, the full tensor rate of Volta / Turing workstation and datacenter cards; None
+    elsewhere (Ampere-and-later non-GeForce tensor rates per SM differ; non-NVIDIA devices)."""
     if slow_fp16(acc) and acc.int8_tops:
         return acc.int8_tops * 1e12 / DP4A_OPS_PER_ISSUE_LANE
     if half_rate_fp32_accumulate(acc) and native_backend(acc) == "cuda":
         return acc.fp16_tflops * 1e12 / GEFORCE_FP16_FLOP_PER_ISSUE_LANE
+    if pre_ampere_nvidia(acc) and VOLTA_TURING_FULL_RATE.search(acc.name.lower()):
+        return acc.fp16_tflops * 1e12 / FULL_RATE_TENSOR_FLOP_PER_ISSUE_LANE
     return None
 
 

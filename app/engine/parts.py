@@ -27,6 +27,7 @@ from .parts_split import (
     FIT_TARGET_GIB,
     HOST_RESERVED_GIB,
     card_issue_s,
+    card_read_s,
     cards_of,
     moe_layer_indices,
     placement_candidates,
@@ -174,10 +175,11 @@ def with_parts(
         # caps, embeddings ...), shared out over the cards as this split holds them.
         base_bytes = base_t.decode_memory_s * cards[0][0].memory_bandwidth_gbs * GB * eff
         reads = [r * base_bytes / sum(reads) for r in reads]
+    issue = card_issue_s(p, build, workload, cards, weights)
     decode_gpu = 0.0
     index = cpu_layers
-    for (acc, _), count, cap, read in zip(cards, split, caps, reads, strict=True):
-        seconds = read / (acc.memory_bandwidth_gbs * GB * eff)
+    for i, ((acc, _), count, cap, read) in enumerate(zip(cards, split, caps, reads, strict=True)):
+        seconds = card_read_s(p, build, read / (acc.memory_bandwidth_gbs * GB * eff), issue[i])
         held = sum(sizes[index - cpu_layers : index - cpu_layers + count])
         shares.append(
             CardShare(
@@ -213,7 +215,6 @@ def with_parts(
         p.fixed_pass_s + p.runtime.fixed_s_per_step
         + launch_s_without_graphs(p.runtime, build, model, workload)
     )
-    issue = card_issue_s(p, build, workload, cards, weights)
     compute, prompt_scale = split_compute(base_t, cards, split, p, issue)
     memory_s = decode_gpu + decode_ram
     step, fixed = host_floor(max(memory_s, compute) + comm + fixed, fixed, host_issue)

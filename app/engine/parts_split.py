@@ -6,7 +6,7 @@ from dataclasses import replace
 
 from .mmvq import mmvq_pass_s, mmvq_s_per_byte
 from .model_shape import distinct_experts
-from .prep import matmul_peak
+from .prep import efficiency, matmul_peak
 from .prepared import Prepared
 from .results import Throughput
 from .specs import PCIE_GBS_PER_LANE, AcceleratorSpec, BuildSpec, ModelSpec, Workload
@@ -176,6 +176,13 @@ def card_issue_s(
         )
         out.append(mmvq_pass_s(per_byte, workload.batch, nonexpert, weight))
     return out
+
+
+def card_read_s(p: Prepared, build: BuildSpec, read_s: float, issue_s: float) -> float:
+    """A card's weight-read seconds in a split, stretched by the fitted share of the shorter of
+    its reads and its MMVQ issue time that does not hide under the longer (speed.DecodeModel,
+    Efficiency.mmvq_overlap)."""
+    return read_s + efficiency(p.runtime, build).mmvq_overlap * min(read_s, issue_s)
 
 
 def prefill_offload_s(

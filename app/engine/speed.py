@@ -35,7 +35,7 @@ class DecodeModel:
     __slots__ = (
         "bw", "flops", "nonexpert", "expert", "moe_layers", "n_experts", "top_k", "kv_per_seq",
         "flops_per_token", "tp", "pp", "comm_fixed", "comm_per_token", "fixed", "hop_fixed",
-        "hop_per_token", "mmvq", "host_issue",
+        "hop_per_token", "mmvq", "host_issue", "overlap",
     )
 
     def __init__(
@@ -49,8 +49,7 @@ class DecodeModel:
         # experts only as many distinct ones as the step's tokens select.
         self.nonexpert = p.nonexpert_body_bytes + p.head_bytes
         self.expert = p.expert_bytes
-        self.moe_layers = model.moe_layers
-        self.n_experts = model.n_routed_experts
+        self.moe_layers, self.n_experts = model.moe_layers, model.n_routed_experts
         self.top_k = model.num_experts_per_tok
         known: tuple[float, float, float, float] = p.memo.get(("decode", tp)) or (
             _decode_coefficients(p, model, build, workload, tp)
@@ -61,6 +60,7 @@ class DecodeModel:
         self.host_issue = host_issue_s_without_graphs(p.runtime, build, model, workload)
         self.flops = peak * decode_compute * tp
         self.mmvq = mmvq_s_per_byte(p.runtime, build, p.precision, workload, tp)  # 0 off MMVQ
+        self.overlap = efficiency(p.runtime, build).mmvq_overlap if any(self.mmvq) else 0.0
         layers = model.num_hidden_layers
         self.comm_fixed = self.comm_per_token = self.hop_fixed = self.hop_per_token = 0.0
         if tp > 1:
@@ -84,7 +84,8 @@ class DecodeModel:
             weights += self.moe_layers * used * self.expert
         mem = (weights + batch * self.kv_per_seq) / self.bw
         comp = batch * self.flops_per_token / self.flops
-        comp = max(comp, mmvq_pass_s(self.mmvq, batch, self.nonexpert, weights))  # overlapped
+        comp = max(comp, issue := mmvq_pass_s(self.mmvq, batch, self.nonexpert, weights))
+        mem += self.overlap * min(mem, issue)  # overlapped, not wholly: the reads stretch
         comm = self.comm_fixed + self.hop_fixed + batch * (self.comm_per_token + self.hop_per_token)
         return mem, comp, comm, self.fixed
 

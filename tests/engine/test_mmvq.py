@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from app.engine import RUNTIMES, AcceleratorSpec, BuildSpec, Workload, estimate
+from app.engine.efficiency import Efficiency
 from app.engine.mmvq import (
     MMVQ_ISSUE_EFFICIENCY,
     MMVQ_MAX_BATCH,
@@ -100,3 +101,31 @@ def test_the_issue_share_is_the_median_of_its_sources_readings():
     assert median(readings.values()) == MMVQ_ISSUE_EFFICIENCY
     assert min(readings.values()) < MMVQ_ISSUE_EFFICIENCY < max(readings.values())
     assert all(0.0 < value < 1.0 for value in readings.values())
+
+def test_volta_and_turing_workstation_cards_issue_at_an_eighth_of_their_tensor_rate():
+    # Full-rate FP16 tensor cores: 1,024 FLOP per SM per clock against 128 issue lanes.
+    rtx8000 = AcceleratorSpec("NVIDIA Quadro RTX 8000", 48, 672, 130.5, vendor="NVIDIA")
+    v100 = AcceleratorSpec("NVIDIA Tesla V100 SXM2 32GB", 32, 900, 125, vendor="NVIDIA")
+    assert cuda_issue_rate(rtx8000) == pytest.approx(72 * 1.77e9 * 128, rel=1e-3)
+    assert cuda_issue_rate(v100) == pytest.approx(125e12 / 8)
+    # Ampere workstation parts share digits and words with Turing names but not the rule.
+    a6000 = AcceleratorSpec("NVIDIA RTX A6000", 48, 768, 154.8, vendor="NVIDIA")
+    assert cuda_issue_rate(a6000) is None
+
+
+def test_weight_reads_stretch_by_the_overlap_share_of_the_shorter_stream(calibration):
+    # Q4_0 on a P40: reads (14.6 ms) longer than the issue (7 ms); a share of the issue time
+    # does not hide under them (Efficiency.mmvq_overlap).
+    work = Workload(precision="q4_0", runtime="llama.cpp", context_tokens=128)
+    build = BuildSpec("p40", P40)
+    key = ("llama.cpp", "discrete GDDR")
+
+    def parts(overlap: float) -> tuple[float, float, float, float]:
+        calibration({key: Efficiency(0.8, 0.3, 0.12, 1e-5, mmvq_overlap=overlap)})
+        p = prepare(build, LLAMA_3_8B, work)
+        return DecodeModel(p, LLAMA_3_8B, build, work, 1, 1).parts(1)
+
+    mem0, comp0, _, _ = parts(0.0)
+    mem, comp, _, _ = parts(0.25)
+    assert comp0 < mem0 and comp == comp0
+    assert mem == pytest.approx(mem0 + 0.25 * comp0)

@@ -111,9 +111,11 @@ def test_fit_recovers_known_constants_from_synthetic_rows(calibrate: types.Modul
         known,
     )
     result = calibrate.fit_cases(cases, calibrate.Tables(cases), range(len(cases)))
+    # No row has an MMVQ issue term: every overlap value fits alike and the hand-set 0 stays.
+    known["mmvq_overlap"] = 0.0
     assert result.values[KEY] == pytest.approx(known)
     # The runtime's other device classes share the pooled values: one number per constant.
-    assert result.numbers == 8
+    assert result.numbers == 10
     assert result.values[("llama.cpp", "HBM datacenter")] == pytest.approx(known)
 
 
@@ -309,3 +311,17 @@ def test_value_without_a_source_is_the_median_of_the_others(calibrate: types.Mod
     assert calibrate.value_without(readings, "c", 9.0) == pytest.approx(0.25)
     assert calibrate.value_without(readings, "z", 9.0) == pytest.approx(0.3)
     assert calibrate.value_without({"a": 0.2}, "a", 9.0) == 9.0
+
+def test_an_overlap_value_is_only_evaluated_where_an_issue_term_exists(
+    calibrate: types.ModuleType,
+) -> None:
+    unit = calibrate.UNITS[0]
+    assert "mmvq_overlap" in unit
+    values = tuple(0.25 if p == "mmvq_overlap" else 0.5 for p in unit)
+    reduced = calibrate.neutral_overlap(unit, values)
+    assert reduced[unit.index("mmvq_overlap")] == 0.0
+    kept = [v for p, v in zip(unit, reduced, strict=True) if p != "mmvq_overlap"]
+    assert kept == [0.5] * (len(unit) - 1)
+    # Synthetic rows on an H100-like card: no issue rate, so every overlap reads the same.
+    (case, *_) = _cases("decode_tokens_per_s")
+    assert not calibrate.issue_bound(case)
