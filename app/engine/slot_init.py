@@ -2,9 +2,9 @@
 
 A frozen dataclass's generated __init__ stores each field with `object.__setattr__(self, name,
 value)`: ~1.3K instructions a field in CPython 3.11 (a wrapper-descriptor call that packs its
-arguments and looks the name up again), so a 28-field Workload cost ~50K instructions, more
-than the plan search. `slot_init` replaces it with one generated from the same fields that
-calls each slot's own setter (its member descriptor's `__set__`, looked up once): ~0.6K a
+arguments and looks the name up again), so a 28-field Workload cost ~50K instructions, about
+what the plan search costs. `slot_init` replaces it with one generated from the same fields that
+calls each slot's own setter (its member descriptor's `__set__`, looked up once): ~0.8K a
 field. Same signature, defaults, positional and keyword use and `__post_init__` call; the class
 itself (slots, frozen __setattr__, eq, hash, repr, pickle, replace) is untouched.
 tests/engine/test_slot_init.py checks signatures and instances against the dataclass's own.
