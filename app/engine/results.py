@@ -14,6 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, fields
 from typing import Any, TypeVar
 
+from .slot_init import slot_init
+
 _R = TypeVar("_R")
 
 
@@ -255,6 +257,9 @@ fill_plan = _filler(ParallelPlan)
 fill_memory = _filler(MemoryBreakdown)
 fill_throughput = _filler(Throughput)
 fill_cost = _filler(CostFigures)
+slot_init(Finding)  # built per estimate too (slot_init.py)
+slot_init(FailoverCase)
+
 
 def bottleneck_name(mem: float, comp: float, comm: float, fixed: float) -> str:
     """The largest part of a decode step: fixed per-layer/per-step costs are "overheads"."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .model_shape import HashedOnce, ModelSpec, compared_values, init_values
+from .slot_init import slot_init
 
 __all__ = [
     "INTER_LINK_KINDS",
@@ -297,3 +298,9 @@ class CostAssumptions:
     host_power_fraction: float = (
         0.25  # host CPU/RAM/fans on top of accelerator TDP when power_w unset
     )
+
+
+# The request's inputs, built per estimate (failover copies the build): slot_init.py says why.
+for _cls in (AcceleratorSpec, IntraNodeLink, InterNodeLink, AcceleratorGroup, HostSpec, BuildSpec,
+             Workload, CostAssumptions):  # fmt: skip
+    slot_init(_cls)

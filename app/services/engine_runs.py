@@ -3,8 +3,8 @@
 - `workload_spec(workload: WorkloadIn) -> Workload`, `simple_workload(...)`: engine workloads.
 - `inline_build_spec(snap, build)`, `inline_model_spec(model)`: specs of inline objects; input
   errors raise InvalidInput naming the request field (`build.*`, `model.config.*`).
-- `run_engine(build, model, workload, costs, *, ref)`: engine.estimate with its input errors as
-  422s naming the field (`build.*`, `model.config.*`, `workload.*`, `costs.*`).
+- `run_engine(build, model, workload, costs, *, ref, counted)`: engine.estimate with its input
+  errors as 422s naming the field (`build.*`, `model.config.*`, `workload.*`, `costs.*`).
 - `catalog_estimate(snap, *, build, model, workload, costs) -> Estimate`: memoised engine run
   for catalog rows, keyed by the spec values (so it survives catalog versions that leave the
   build and model unchanged).
@@ -163,9 +163,12 @@ def run_engine(
     costs: CostAssumptions,
     *,
     ref: str | None = None,
+    counted: bool = True,
 ) -> Estimate:
-    """engine.estimate with its input errors turned into 422s naming the request field."""
-    count_engine_evaluations()
+    """engine.estimate with its input errors turned into 422s naming the request field
+    (`counted=False`: the caller counts its runs itself, once for many)."""
+    if counted:
+        count_engine_evaluations()
     try:
         return estimate(build, model, workload, costs, model_ref=ref)
     except EngineInputError as exc:

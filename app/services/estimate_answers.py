@@ -170,10 +170,12 @@ def estimate_answer(
     build_tier: str | None = None,
     model_slug: str | None = None,
     failover: Sequence[Any] = (),
+    model_out: ModelSubjectOut | None = None,
 ) -> EstimateOut:
     """An engine Estimate as the API's answer (EstimateOut), with its build and model parts
-    (slugs null for inline ones) and `failover` as FailoverCase items or `failover_values`:
-    validated in one pass."""
+    (slugs null for inline ones; `model_out`: the model part already built, as answers of
+    one model share it) and `failover` as FailoverCase items or `failover_values`: validated
+    in one pass."""
     # The dataclasses that keep their fields in __dict__ (results.fill_*) are validated from
     # that mapping: pydantic reads a dict ~0.4 µs a part faster than by attribute, and the
     # stored fields are exactly what the attribute reads would return (the extra keys,
@@ -181,7 +183,7 @@ def estimate_answer(
     parts = (est.memory, est.throughput, est.cost, est.training)
     answer = {
         "build": _build_subject_values(build, slug=build_slug, tier=build_tier),
-        "model": _model_subject_values(model, slug=model_slug),
+        "model": _model_subject_values(model, slug=model_slug) if model_out is None else model_out,
         "workload": _workload_values(workload, est.runtime),
         "fits": est.fits,
         "verdict": est.verdict,
