@@ -246,6 +246,34 @@ def _let_the_other_form_follow(document: dict[str, Any], patch: Mapping[str, Any
         document["host"] = stored
 
 
+def follow_edited_card_form(stored: Mapping[str, Any], raw: dict[str, Any]) -> None:
+    """A whole-record edit (the admin form shows both forms of the cards): the form the admin
+    changed wins and the unchanged other one follows it, as in a merge patch."""
+    single = ("accelerator", "accelerators_per_node")
+
+    def groups(value: Any) -> Any:
+        if not isinstance(value, list):
+            return value
+        return [
+            {k: v for k, v in _as_dict(g).items() if v is not None}
+            if isinstance(g, Mapping | BaseModel) else g
+            for g in value
+        ]
+
+    if "accelerators" not in raw:
+        return  # the groups' input left empty: the single-card fields alone describe the cards
+    groups_changed = groups(raw["accelerators"]) != groups(stored.get("accelerators"))
+    single_changed = any(raw.get(k) != stored.get(k) for k in single)
+    if groups_changed and not single_changed:
+        for key in single:
+            raw.pop(key, None)
+    elif single_changed and not groups_changed:
+        changed = {k: raw[k] for k in single if k in raw and raw[k] != stored.get(k)}
+        document = {"accelerators": raw["accelerators"]}
+        _let_the_other_form_follow(document, changed)
+        raw["accelerators"] = document["accelerators"]
+
+
 def _as_dict(value: Any) -> dict[str, Any]:
     return value.model_dump() if isinstance(value, BaseModel) else dict(value)
 
