@@ -19,7 +19,12 @@ from app.admin.pages import (
 )
 from app.deps import AdminDep, SessionDep, SettingsDep
 from app.errors import Conflict, DomainError, FieldError, InvalidInput, PreconditionFailed
-from app.services.admin_records import delete_record, put_record, read_record
+from app.services.admin_records import (
+    delete_record,
+    follow_edited_card_form,
+    put_record,
+    read_record,
+)
 from app.services.audit import list_events
 from app.services.preconditions import Preconditions
 from app.services.records import KINDS, Kind, all_records, record_document
@@ -147,6 +152,8 @@ def save_record(
     if errors:
         bound.add_errors(errors)
         return _form_page(request, session, actor, kind, bound, record=record, status_code=422)
+    if kind.name == "build":
+        follow_edited_card_form(record_document(record), raw)
     version = form_text(form, "version")
     try:
         put_record(

@@ -6,7 +6,13 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from app.schemas.build import BuildListItem
-from app.schemas.estimate import RUNTIME_DESCRIPTION, Parallelism, RuntimeName
+from app.schemas.estimate import (
+    OFFLOAD_DESCRIPTION,
+    RUNTIME_DESCRIPTION,
+    Offload,
+    Parallelism,
+    RuntimeName,
+)
 from app.schemas.listing import (
     DEFAULT_CONTEXT_TOKENS,
     DEFAULT_PRECISION,
@@ -48,6 +54,7 @@ class CompareQuery(BaseModel):
     batch: int = Field(default=1, ge=1, le=MAX_BATCH)
     runtime: RuntimeName | None = Field(default=None, description=RUNTIME_DESCRIPTION)
     parallelism: Parallelism = "auto"
+    offload: Offload = Field(default="auto", description=OFFLOAD_DESCRIPTION)
 
     @field_validator("builds")
     @classmethod

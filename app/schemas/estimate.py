@@ -30,6 +30,10 @@ else:  # an enum of the engine's names, so OpenAPI lists them and unknown ones a
     KvPrecisionName = Literal[tuple(KV_BITS)]
 Mode = Literal["inference", "training", "lora", "qlora"]
 Offload = Literal["auto", "none"]
+OFFLOAD_DESCRIPTION = (
+    "auto: when the model does not fit in accelerator memory, keep layers or MoE experts in "
+    "host RAM (llama.cpp -ngl / --n-cpu-moe) where the runtime can; none: never"
+)
 DEFAULT_PROMPT_TOKENS = 2048
 MAX_BATCH_REQUESTS = 100
 
@@ -91,11 +95,7 @@ class WorkloadIn(StrictModel):
     training_tokens: int = Field(strict=True, default=0, ge=0, le=10**15)
     lora_rank: int = Field(strict=True, default=16, ge=1, le=65_536)
     model_flops_utilization: float | None = Field(strict=True, default=None, gt=0, le=1)
-    offload: Offload = Field(
-        default="auto",
-        description="auto: when the model does not fit in accelerator memory, keep layers or MoE "
-        "experts in host RAM (llama.cpp -ngl / --n-cpu-moe) where the runtime can; none: never",
-    )
+    offload: Offload = Field(default="auto", description=OFFLOAD_DESCRIPTION)
 
     @model_validator(mode="after")
     def _prompt_within_context(self) -> "WorkloadIn":

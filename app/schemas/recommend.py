@@ -5,7 +5,13 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.schemas.build import BuildListItem
-from app.schemas.estimate import RUNTIME_DESCRIPTION, Parallelism, RuntimeName
+from app.schemas.estimate import (
+    OFFLOAD_DESCRIPTION,
+    RUNTIME_DESCRIPTION,
+    Offload,
+    Parallelism,
+    RuntimeName,
+)
 from app.schemas.listing import (
     DEFAULT_CONTEXT_TOKENS,
     DEFAULT_PRECISION,
@@ -41,6 +47,7 @@ class RecommendQuery(BaseModel):
     batch: int = Field(default=1, ge=1, le=MAX_BATCH, description="concurrent sequences")
     runtime: RuntimeName | None = Field(default=None, description=RUNTIME_DESCRIPTION)
     parallelism: Parallelism = "auto"
+    offload: Offload = Field(default="auto", description=OFFLOAD_DESCRIPTION)
     min_decode_tokens_per_s: float | None = Field(
         default=None, ge=0, le=1e9, allow_inf_nan=False, description="per sequence"
     )

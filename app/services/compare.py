@@ -94,6 +94,7 @@ def _compare(
         batch=query.batch,
         runtime=query.runtime,
         parallelism=query.parallelism,
+        offload=query.offload,
     )
     rows = [
         table_row("connection", "Connection", [connection_text(b) for b in builds], cell_text),

@@ -80,9 +80,10 @@ def simple_workload(
     batch: int = 1,
     runtime: str | None = None,
     parallelism: str = "auto",
+    offload: str = "auto",
 ) -> Workload:
-    """An inference workload at a precision, context, batch, runtime (None = from the inputs)
-    and parallelism (prompt = min(2048, context))."""
+    """An inference workload at a precision, context, batch, runtime (None = from the inputs),
+    parallelism and host-RAM offload choice (prompt = min(2048, context))."""
     return workload_spec(
         WorkloadIn.model_validate(
             {
@@ -91,6 +92,7 @@ def simple_workload(
                 "batch": batch,
                 "runtime": runtime,
                 "parallelism": parallelism,
+                "offload": offload,
             }
         )
     )

@@ -134,6 +134,7 @@ def recommend(session: Session, *, query: RecommendQuery, costs: CostAssumptions
         batch=query.batch,
         runtime=query.runtime,
         parallelism=query.parallelism,
+        offload=query.offload,
     )
 
     def compute() -> RecommendOut:
@@ -228,6 +229,7 @@ def recommend(session: Session, *, query: RecommendQuery, costs: CostAssumptions
                 batch=query.batch,
                 runtime=query.runtime,
                 parallelism=query.parallelism,
+                offload=query.offload,
             )
             try:
                 fitting = _fitting(snap, rows, model, lower, costs)

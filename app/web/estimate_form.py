@@ -71,6 +71,7 @@ def request_from_form(raw: dict[str, str]) -> tuple[dict[str, Any] | None, list[
         body["model"] = raw["model"]
     if build_source == "custom":
         errors.extend(_half_ram_pair(raw))
+        errors.extend(_group_row_problems(raw))
     workload: dict[str, Any] = {f: raw[f] for f in WORKLOAD_FIELDS if f in raw}
     if "activation_recomputation" in workload:
         # "default" (or absent) leaves the mode's standard recipe; on/off choose explicitly.
@@ -108,6 +109,29 @@ def _half_ram_pair(raw: dict[str, str]) -> list[FieldError]:
         return [FieldError("h_channels", "give the number of RAM channels too (bandwidth = "
                                          "channels × MT/s × 8 bytes), or the RAM bandwidth")]
     return []
+
+
+def _group_row_problems(raw: dict[str, str]) -> list[FieldError]:
+    """Card rows 2.. the request cannot take as given: a count or PCIe setting on a row with no
+    card (it would be dropped silently), or a card below an empty row (request groups are
+    numbered in order, so its values and errors would land on the empty row above)."""
+    errors: list[FieldError] = []
+    empty_row = None
+    for row in range(2, GROUP_ROWS + 1):
+        prefix = group_prefix(row)
+        if raw.get(f"{prefix}accelerator"):
+            if empty_row is not None:
+                errors.append(FieldError(f"{prefix}accelerator",
+                                         f"fill card kind {empty_row} first (card kinds are "
+                                         "read in order)"))
+        else:
+            if empty_row is None:
+                empty_row = row
+            if any(raw.get(f"{prefix}{part}") for part in ("count", "pcie_gen", "pcie_lanes")):
+                errors.append(FieldError(f"{prefix}accelerator",
+                                         "choose the card, or clear this row's count and PCIe "
+                                         "fields"))
+    return errors
 
 
 def _described_build(raw: dict[str, str]) -> dict[str, Any]:

@@ -481,3 +481,52 @@ def test_mixed_build_edit_form_round_trips_and_changes_a_group(
     assert changed.status_code == 303, changed.text[:1500]
     stored = {b["slug"]: b for b in fresh_export(session)["builds"]}[slug]
     assert [g["count"] for g in stored["accelerators"]] == [2, 2]
+
+
+def _mixed_form(browser: TestClient, slug: str) -> dict[str, str]:
+    html_text = browser.get(f"/admin/builds/{slug}").text
+    data = {}
+    for name, value in re.findall(r'<input id="[^"]+" name="([^"]+)" value="([^"]*)"', html_text):
+        data[name] = html.unescape(value)
+    for name, body in re.findall(r'<select id="[^"]+" name="([^"]+)"[^>]*>(.*?)</select>',
+                                 html_text, re.S):
+        selected = re.search(r'<option value="([^"]*)" selected>', body)
+        data[name] = selected.group(1) if selected else ""
+    for name, body in re.findall(r'<textarea id="[^"]+" name="([^"]+)"[^>]*>(.*?)</textarea>',
+                                 html_text, re.S):
+        data[name] = html.unescape(body)
+    data["csrf_token"] = CSRF_RE.search(html_text).group(1)  # type: ignore[union-attr]
+    data["version"] = re.search(r'name="version" value="(\d+)"', html_text).group(1)  # type: ignore[union-attr]
+    return data
+
+
+def test_editing_only_the_groups_lets_the_single_card_fields_follow(
+    browser: TestClient, session: Session
+) -> None:
+    # The form shows both forms of the cards; an admin who edits the groups (here: the 4090
+    # first, two of it) must not also have to retype "accelerator" and "accelerators_per_node".
+    slug = "2x-rtx-3090-1x-rtx-4090-desktop"
+    data = _mixed_form(browser, slug)
+    groups = json.loads(data["accelerators"])
+    groups = [{**groups[1], "count": 2}, groups[0]]
+    response = browser.post(f"/admin/builds/{slug}",
+                            data={**data, "accelerators": json.dumps(groups)},
+                            follow_redirects=False)
+    assert response.status_code == 303, response.text[:1500]
+    stored = {b["slug"]: b for b in fresh_export(session)["builds"]}[slug]
+    assert [(g["accelerator"], g["count"]) for g in stored["accelerators"]] == [
+        ("rtx-4090", 2), ("rtx-3090", 2)]
+
+
+def test_editing_only_the_card_count_of_a_one_group_build_keeps_its_pcie(
+    browser: TestClient, session: Session
+) -> None:
+    slug = "1x-rtx-4090-128gb-ddr5"
+    data = _mixed_form(browser, slug)
+    before = json.loads(data["accelerators"])
+    assert len(before) == 1
+    response = browser.post(f"/admin/builds/{slug}", data={**data, "accelerators_per_node": "2"},
+                            follow_redirects=False)
+    assert response.status_code == 303, response.text[:1500]
+    stored = {b["slug"]: b for b in fresh_export(session)["builds"]}[slug]
+    assert stored["accelerators"] == [{**before[0], "count": 2}]

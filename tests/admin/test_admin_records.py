@@ -536,3 +536,66 @@ def test_inconsistent_groups_or_host_are_refused_naming_the_field(
     errors = response.json()["errors"]
     assert field in [e["field"] for e in errors], errors
     assert admin_client.get("/api/v1/builds/adm-mixed").status_code == 404
+
+
+# Issue 14: a stored build carries both forms (accelerator x accelerators_per_node and
+# accelerators; host_memory_gb and host.ram_gb). A merge patch that gives one form must let the
+# other follow it, not be refused because the stored copy of the other still says the old value.
+@pytest.mark.parametrize(
+    ("patch", "accelerators"),
+    [
+        ({"accelerators_per_node": 2}, [("adm-rtx-4090", 2)]),
+        ({"accelerator": "adm-h200"}, [("adm-h200", 4)]),
+        (
+            {"accelerators": [{"accelerator": "adm-h200", "count": 1},
+                              {"accelerator": "adm-rtx-4090", "count": 2}]},
+            [("adm-h200", 1), ("adm-rtx-4090", 2)],
+        ),
+    ],
+)
+def test_patch_of_one_form_of_the_groups_lets_the_other_follow(
+    admin_client: TestClient, patch: dict[str, Any], accelerators: list[Any]
+) -> None:
+    etag = etag_of(admin_client, "builds", BUILD)
+    response = admin_client.patch(
+        f"/api/v1/admin/builds/{BUILD}", json=patch, headers={"If-Match": etag}
+    )
+    assert response.status_code == 200, response.text
+    record = admin_client.get(f"/api/v1/builds/{BUILD}").json()
+    assert [(g["accelerator"], g["count"]) for g in record["accelerators"]] == accelerators
+    assert record["accelerator"] == accelerators[0][0]
+
+
+def test_patch_of_the_host_ram_by_either_name_lets_the_other_follow(
+    admin_client: TestClient,
+) -> None:
+    for patch, ram_gb in (
+        ({"host": {"ram_gb": 96, "ram_bandwidth_gbs": 89.6}}, 96),
+        ({"host": {"ram_gb": 64}}, 64),
+        ({"host_memory_gb": 48}, 48),
+    ):
+        etag = etag_of(admin_client, "builds", BUILD)
+        response = admin_client.patch(
+            f"/api/v1/admin/builds/{BUILD}", json=patch, headers={"If-Match": etag}
+        )
+        assert response.status_code == 200, (patch, response.text)
+        record = admin_client.get(f"/api/v1/builds/{BUILD}").json()
+        assert record["host_memory_gb"] == record["host"]["ram_gb"] == ram_gb
+        assert record["host"]["ram_bandwidth_gbs"] == 89.6
+
+
+def test_patch_of_the_card_count_alone_on_a_mixed_build_is_still_refused(
+    admin_client: TestClient,
+) -> None:
+    # Which group would the new count belong to? The patch must say (give accelerators).
+    etag = etag_of(admin_client, "builds", BUILD)
+    groups = [{"accelerator": "adm-h200", "count": 1}, {"accelerator": "adm-rtx-4090", "count": 2}]
+    admin_client.patch(f"/api/v1/admin/builds/{BUILD}", json={"accelerators": groups},
+                       headers={"If-Match": etag})
+    etag = etag_of(admin_client, "builds", BUILD)
+    response = admin_client.patch(
+        f"/api/v1/admin/builds/{BUILD}", json={"accelerators_per_node": 4},
+        headers={"If-Match": etag},
+    )
+    assert response.status_code == 422
+    assert "accelerators_per_node" in response.json()["detail"]

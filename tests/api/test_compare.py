@@ -119,3 +119,19 @@ def test_builds_format_is_documented_and_matches_what_is_accepted(api):
     for refused in (DESKTOP, f"{DESKTOP};{CLUSTER}", f"{DESKTOP},,{CLUSTER}", "A,B"):
         assert not pattern.search(refused)
         assert api.get("/api/v1/compare", params={"builds": refused}).status_code == 422
+
+
+def test_compare_takes_the_offload_choice(api):
+    # Issue 14: workload "offload" (auto | none) reaches compare; none keeps every weight on
+    # the cards, so gpt-oss-120b no longer fits one RTX 4090 with its experts in RAM.
+    url = ("/api/v1/compare?builds=1x-rtx-4090-128gb-ddr5,1x-rtx-5090-desktop"
+           "&model=gpt-oss-120b&precision=mxfp4&runtime=llama.cpp")
+    answers = {o: api.get(f"{url}&offload={o}") for o in ("auto", "none")}
+    for offload, response in answers.items():
+        assert response.status_code == 200, response.text
+        assert response.json()["workload"]["offload"] == offload
+    fits = {o: next(r for r in a.json()["rows"] if r["key"] == "fits")["values"][0]
+            for o, a in answers.items()}
+    assert fits == {"auto": True, "none": False}
+    bad = api.get(f"{url}&offload=maybe")
+    assert bad.status_code == 422 and bad.json()["errors"][0]["field"] == "offload"

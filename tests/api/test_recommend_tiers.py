@@ -167,3 +167,15 @@ def test_recommend_takes_the_runtime(api):
     assert llama["workload"]["runtime"] == "llama.cpp"
     bad = api.get("/api/v1/recommend", params={**params, "runtime": "nonsense"})
     assert bad.status_code == 422
+
+
+def test_recommend_takes_the_offload_choice(api):
+    url = "/api/v1/recommend?model=gpt-oss-120b&precision=mxfp4&runtime=llama.cpp"
+    slugs = {}
+    for offload in ("auto", "none"):
+        response = api.get(f"{url}&offload={offload}")
+        assert response.status_code == 200, response.text
+        slugs[offload] = {i["build"]["slug"] for i in response.json()["items"]}
+    assert "1x-rtx-4090-128gb-ddr5" in slugs["auto"]
+    assert "1x-rtx-4090-128gb-ddr5" not in slugs["none"]
+    assert api.get(f"{url}&offload=maybe").status_code == 422

@@ -228,3 +228,28 @@ def test_host_ram_leaves_the_runtime_and_words_of_a_build_that_fits_in_vram(
         for finding in with_ram.json()["findings"]:
             assert " ".join(finding["message"].split()) in text
         assert "keeps the rest in host RAM" not in text
+
+
+def test_a_card_row_below_an_empty_row_is_refused_beside_it_not_shifted(web: TestClient) -> None:
+    # Filling row 3 with row 2 left empty must not move row 3's count, PCIe lanes or errors onto
+    # row 2 (before the fix row 3's bad PCIe lanes were checked against row 2, which was empty).
+    query = {"build_source": "custom", "b_accelerator": "rtx-4090", "b_per_node": "1",
+             "g3_accelerator": "rtx-3090", "g3_count": "1", "g3_pcie_lanes": "8",
+             "model": "llama-3-1-8b"}
+    response = web.get("/estimate", params=query)
+    assert response.status_code == 422
+    doc = parse(response.text)
+    assert doc.one(id="err-g3_accelerator").text().startswith(
+        "Card of card kind 3: fill card kind 2 first")
+    assert not doc.find_all(id="err-g2_count")
+    filled = {**query, "g2_accelerator": "rtx-3090", "g2_count": "1"}
+    assert web.get("/estimate.json", params=filled).status_code == 200
+
+
+def test_a_count_without_a_card_is_an_error_beside_the_card_field(web: TestClient) -> None:
+    query = {"build_source": "custom", "b_accelerator": "rtx-4090", "b_per_node": "1",
+             "g2_count": "2", "model": "llama-3-1-8b"}
+    response = web.get("/estimate", params=query)
+    assert response.status_code == 422
+    note = parse(response.text).one(id="err-g2_accelerator").text()
+    assert note.startswith("Card of card kind 2:") and "choose" in note
