@@ -453,20 +453,8 @@ def test_mixed_build_edit_form_round_trips_and_changes_a_group(
     browser: TestClient, session: Session
 ) -> None:
     slug = "2x-rtx-3090-1x-rtx-4090-desktop"
-    html_text = browser.get(f"/admin/builds/{slug}").text
-    data = {}
-    for name, value in re.findall(r'<input id="[^"]+" name="([^"]+)" value="([^"]*)"', html_text):
-        data[name] = html.unescape(value)
-    for name, body in re.findall(r'<select id="[^"]+" name="([^"]+)"[^>]*>(.*?)</select>',
-                                 html_text, re.S):
-        selected = re.search(r'<option value="([^"]*)" selected>', body)
-        data[name] = selected.group(1) if selected else ""
-    for name, body in re.findall(r'<textarea id="[^"]+" name="([^"]+)"[^>]*>(.*?)</textarea>',
-                                 html_text, re.S):
-        data[name] = html.unescape(body)
+    data = _mixed_form(browser, slug)
     assert '"rtx-4090"' in data["accelerators"]
-    data["csrf_token"] = CSRF_RE.search(html_text).group(1)  # type: ignore[union-attr]
-    data["version"] = re.search(r'name="version" value="(\d+)"', html_text).group(1)  # type: ignore[union-attr]
     before = fresh_export(session)
     unchanged = browser.post(f"/admin/builds/{slug}", data=data, follow_redirects=False)
     assert unchanged.status_code == 303, unchanged.text[:1500]
