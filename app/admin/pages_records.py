@@ -19,13 +19,9 @@ from app.admin.pages import (
 )
 from app.deps import AdminDep, SessionDep, SettingsDep
 from app.errors import Conflict, DomainError, FieldError, InvalidInput, PreconditionFailed
-from app.services.admin_records import (
-    delete_record,
-    follow_edited_card_form,
-    put_record,
-    read_record,
-)
+from app.services.admin_records import delete_record, put_record, read_record
 from app.services.audit import list_events
+from app.services.build_card_forms import follow_edited_card_form
 from app.services.preconditions import Preconditions
 from app.services.records import KINDS, Kind, all_records, record_document
 from app.web.common import Notice

@@ -20,6 +20,7 @@ from app.engine import EngineInputError, model_spec_from_hf_config
 from app.errors import Conflict, FieldError, InvalidInput, NotFound, PreconditionFailed
 from app.models import AuditEvent, Build, BuildAcceleratorGroup
 from app.services.audit import record_change
+from app.services.build_card_forms import let_the_other_form_follow
 from app.services.preconditions import Preconditions
 from app.services.record_validation import validate_record
 from app.services.record_writes import LostRace, StagedWrite, commit_catalog_change, stage_write
@@ -104,7 +105,7 @@ def patch_record(
         # The stored tier is derived; let it follow a patched shape instead of contradicting it.
         document.pop("tier", None)
     if kind is BUILD:
-        _let_the_other_form_follow(document, patch)
+        let_the_other_form_follow(document, patch)
     merged = merge_patch(document, patch)
     return _replace(session, kind, existing, merged, actor=actor)
 
@@ -214,68 +215,6 @@ def model_from_config(
 
 
 # ---- helpers ---------------------------------------------------------------------------------
-
-
-def _let_the_other_form_follow(document: dict[str, Any], patch: Mapping[str, Any]) -> None:
-    """A stored build carries its cards and RAM in both forms (accelerator x
-    accelerators_per_node and accelerators; host_memory_gb and host.ram_gb). A patch that gives
-    one form drops (or, for a single group, updates) the stored copy of the other, instead of
-    the stale copy contradicting the patch. A count or card alone is ambiguous on a mixed build
-    (which group?), so there the stored groups stay and the record is refused as before."""
-    if "accelerators" in patch:
-        for key in ("accelerator", "accelerators_per_node"):
-            if key not in patch:
-                document.pop(key, None)
-    elif "accelerator" in patch or "accelerators_per_node" in patch:
-        groups = document.get("accelerators") or []
-        if len(groups) == 1:
-            # One group: the single-card form is that group; keep its PCIe fields.
-            group = _as_dict(groups[0])
-            for key, field in (("accelerator", "accelerator"), ("accelerators_per_node", "count")):
-                if patch.get(key) is not None:
-                    group[field] = patch[key]
-            document["accelerators"] = [group]
-    host_patch = patch.get("host")
-    host = document.get("host")
-    if isinstance(host_patch, Mapping) and "ram_gb" in host_patch:
-        if "host_memory_gb" not in patch:
-            document.pop("host_memory_gb", None)
-    elif "host_memory_gb" in patch and host is not None:
-        stored = _as_dict(host)
-        stored.pop("ram_gb", None)
-        document["host"] = stored
-
-
-def follow_edited_card_form(stored: Mapping[str, Any], raw: dict[str, Any]) -> None:
-    """A whole-record edit (the admin form shows both forms of the cards): the form the admin
-    changed wins and the unchanged other one follows it, as in a merge patch."""
-    single = ("accelerator", "accelerators_per_node")
-
-    def groups(value: Any) -> Any:
-        if not isinstance(value, list):
-            return value
-        return [
-            {k: v for k, v in _as_dict(g).items() if v is not None}
-            if isinstance(g, Mapping | BaseModel) else g
-            for g in value
-        ]
-
-    if "accelerators" not in raw:
-        return  # the groups' input left empty: the single-card fields alone describe the cards
-    groups_changed = groups(raw["accelerators"]) != groups(stored.get("accelerators"))
-    single_changed = any(raw.get(k) != stored.get(k) for k in single)
-    if groups_changed and not single_changed:
-        for key in single:
-            raw.pop(key, None)
-    elif single_changed and not groups_changed:
-        changed = {k: raw[k] for k in single if k in raw and raw[k] != stored.get(k)}
-        document = {"accelerators": raw["accelerators"]}
-        _let_the_other_form_follow(document, changed)
-        raw["accelerators"] = document["accelerators"]
-
-
-def _as_dict(value: Any) -> dict[str, Any]:
-    return value.model_dump() if isinstance(value, BaseModel) else dict(value)
 
 
 def merge_patch(target: Any, patch: Any) -> Any:
