@@ -83,11 +83,11 @@ class Settings(BaseSettings):
         try:
             url = make_url(value)
             url.get_dialect()
+        except NoSuchModuleError:  # an ArgumentError too, so caught first
+            reason = f"names an unknown database kind {url.drivername!r}"
         except ArgumentError:
             # Not echoed: a mistyped URL may still hold a password.
             reason = "is empty" if not value.strip() else "is not a SQLAlchemy database URL"
-        except NoSuchModuleError:
-            reason = f"names an unknown database kind {url.drivername!r}"
         else:
             return value
         raise ValueError(

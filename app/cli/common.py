@@ -121,7 +121,8 @@ def prepare_catalog(settings: Settings, *, may_write: bool, seed: bool) -> None:
                 err=True,
             )
     except (SQLAlchemyError, CommandError) as exc:  # unreachable, or a schema newer than this code
-        reason = getattr(exc, "orig", None) or exc  # the driver's words, without SQLAlchemy's link
+        # The driver's words on one line, without SQLAlchemy's link.
+        reason = " ".join(str(getattr(exc, "orig", None) or exc).split())
         fail(f"cannot open the database {shown}: {exc.__class__.__name__}: {reason}")
 
 
