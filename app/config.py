@@ -5,6 +5,8 @@ from pathlib import Path
 
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError, NoSuchModuleError
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 PROJECT_ROOT = PACKAGE_DIR.parent
@@ -72,6 +74,25 @@ class Settings(BaseSettings):
     hf_endpoint: str = "https://huggingface.co"
     hf_token: str | None = Field(default=None, repr=False)
     hf_timeout_s: float = Field(default=10.0, gt=0, le=120)
+
+    @field_validator("database_url")
+    @classmethod
+    def _a_database_url(cls, value: str) -> str:
+        # Checked here, where every command and `serve` read it, so a typo is one message
+        # naming the setting instead of a traceback from the first connection.
+        try:
+            url = make_url(value)
+            url.get_dialect()
+        except NoSuchModuleError:  # an ArgumentError too, so caught first
+            reason = f"names an unknown database kind {url.drivername!r}"
+        except ArgumentError:
+            # Not echoed: a mistyped URL may still hold a password.
+            reason = "is empty" if not value.strip() else "is not a SQLAlchemy database URL"
+        else:
+            return value
+        raise ValueError(
+            f"{reason}; e.g. sqlite:///./tierline.db or postgresql+psycopg://user@host:5432/db"
+        )
 
     @field_validator("secret_key")
     @classmethod

@@ -8,14 +8,10 @@ from typing import Annotated, Any
 
 import typer
 import yaml
-from sqlalchemy import func, select
 from sqlalchemy.exc import SQLAlchemyError
 
-from app.cli.common import catalog_session, fail
-from app.config import get_settings
-from app.db import make_engine
+from app.cli.common import catalog_session, cli_settings, fail
 from app.migrate import upgrade_to_head
-from app.models import Build
 
 
 class ExportFormat(StrEnum):
@@ -25,7 +21,7 @@ class ExportFormat(StrEnum):
 
 def migrate() -> None:
     """Upgrade the database schema to the newest revision."""
-    settings = get_settings()
+    settings = cli_settings()
     try:
         upgrade_to_head(settings.database_url)
     except SQLAlchemyError as exc:
@@ -45,7 +41,7 @@ def seed(
     """Upsert catalog records by slug from seed files; all or nothing."""
     from app.services.catalog import import_document, load_document_file, load_seed_directory
 
-    settings = get_settings()
+    settings = cli_settings()
     source = path or settings.seed_dir
     if not source.exists():
         fail(f"{source}: no such file or directory")
@@ -53,7 +49,8 @@ def seed(
         document = load_seed_directory(source) if source.is_dir() else load_document_file(source)
     except (OSError, yaml.YAMLError) as exc:
         fail(f"{source}: cannot read: {exc}")
-    with catalog_session(settings) as session:
+    # A dry run changes nothing, the schema included.
+    with catalog_session(settings, may_write=settings.is_sqlite and not dry_run) as session:
         result = import_document(session, document, actor="cli:seed", dry_run=dry_run)
     if result.errors:
         for err in result.errors:
@@ -79,7 +76,9 @@ def export(
     """Write the whole catalog as one document that `tierline seed` accepts."""
     from app.services.catalog import export_document
 
-    with catalog_session(get_settings()) as session:
+    # Never writes: seeding or migrating first would export something the database did not
+    # hold (a mistyped path exporting the shipped catalog looks like a good backup).
+    with catalog_session(cli_settings(), may_write=False) as session:
         document: dict[str, Any] = export_document(session)
     if format is ExportFormat.json:
         text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
@@ -90,13 +89,3 @@ def export(
     else:
         output.write_text(text, encoding="utf-8")
         typer.echo(f"wrote {output}", err=True)
-
-
-def catalog_is_empty(url: str) -> bool:
-    """True when the database at `url` holds no builds (a fresh install to seed)."""
-    engine = make_engine(url)
-    try:
-        with engine.connect() as conn:
-            return (conn.scalar(select(func.count()).select_from(Build)) or 0) == 0
-    finally:
-        engine.dispose()

@@ -1,4 +1,5 @@
-"""What the commands share: failing with a message, reading input files, running a service."""
+"""What the commands share: failing with a message, reading input files, opening the catalog,
+running a service."""
 
 import json
 from collections.abc import Callable, Iterator, Mapping
@@ -8,12 +9,18 @@ from typing import Any, NoReturn, TypeVar
 
 import typer
 import yaml
+from alembic.util import CommandError
 from pydantic import BaseModel, ValidationError
+from sqlalchemy import func, select
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from app.config import Settings, get_settings
 from app.db import make_engine, make_sessionmaker
 from app.errors import DomainError, field_errors
+from app.migrate import schema_revisions, upgrade_to_head
+from app.models import Build
 
 
 def fail(message: str, *, code: int = 1) -> NoReturn:
@@ -61,10 +68,67 @@ def read_object(path: Path, what: str) -> dict[str, Any]:
     return data
 
 
+def cli_settings() -> Settings:
+    """The settings, or exit 2 naming each refused TIERLINE_ setting and the reason."""
+    try:
+        return get_settings()
+    except ValidationError as exc:
+        for err in field_errors(exc.errors(include_url=False)):
+            typer.secho(f"TIERLINE_{err.field.upper()}: {err.message}", err=True, fg="red")
+        raise typer.Exit(code=2) from None
+
+
+def catalog_is_empty(url: str) -> bool:
+    """True when the database at `url` holds no builds (a fresh install to seed)."""
+    engine = make_engine(url)
+    try:
+        with engine.connect() as conn:
+            return (conn.scalar(select(func.count()).select_from(Build)) or 0) == 0
+    finally:
+        engine.dispose()
+
+
+def prepare_catalog(settings: Settings, *, may_write: bool, seed: bool) -> None:
+    """Bring the database to what `serve` starts on: the schema at head and, with `seed` and no
+    builds yet, the shipped catalog. Without `may_write`, a schema not at head exits naming the
+    database and the command to run (progress goes to stderr: stdout may be JSON)."""
+    from app.services.catalog import import_document, load_seed_directory
+
+    shown = make_url(settings.database_url).render_as_string(hide_password=True)
+    try:
+        current, heads = schema_revisions(settings.database_url)
+        if current != heads and not may_write:
+            if current:
+                state = f"is at schema revision {', '.join(sorted(current))}, not "
+                state += f"{', '.join(sorted(heads))}: run `tierline migrate` first"
+            else:
+                state = "has no tierline schema yet: run `tierline migrate` and `tierline seed`"
+            fail(f"the database {shown} {state}")
+        if current != heads:
+            upgrade_to_head(settings.database_url)
+            typer.echo(f"database at head: {shown}", err=True)
+        if may_write and seed and catalog_is_empty(settings.database_url):
+            try:
+                document = load_seed_directory(settings.seed_dir)
+            except (OSError, yaml.YAMLError) as exc:
+                fail(f"{settings.seed_dir}: cannot read: {exc}")
+            with _session(settings.database_url) as session:
+                result = import_document(session, document, actor="cli:seed")
+            if result.errors:
+                fail(f"{settings.seed_dir}: invalid records, nothing seeded: run `tierline seed`")
+            typer.echo(
+                f"seeded the empty catalog from {settings.seed_dir}: {len(result.created)} records",
+                err=True,
+            )
+    except (SQLAlchemyError, CommandError) as exc:  # unreachable, or a schema newer than this code
+        # The driver's words on one line, without SQLAlchemy's link.
+        reason = " ".join(str(getattr(exc, "orig", None) or exc).split())
+        fail(f"cannot open the database {shown}: {exc.__class__.__name__}: {reason}")
+
+
 @contextmanager
-def catalog_session(settings: Settings) -> Iterator[Session]:
-    """A session on the configured database; its engine is disposed when the command is done."""
-    engine = make_engine(settings.database_url)
+def _session(url: str) -> Iterator[Session]:
+    engine = make_engine(url)
     try:
         with make_sessionmaker(engine)() as session:
             yield session
@@ -72,12 +136,27 @@ def catalog_session(settings: Settings) -> Iterator[Session]:
         engine.dispose()
 
 
+@contextmanager
+def catalog_session(
+    settings: Settings, *, may_write: bool, seed: bool = False
+) -> Iterator[Session]:
+    """A session on the configured database prepared as `serve` prepares it
+    (`prepare_catalog`); its engine is disposed when the command is done."""
+    prepare_catalog(settings, may_write=may_write, seed=seed)
+    with _session(settings.database_url) as session:
+        yield session
+
+
 def engine_answer(run: Callable[[Session, Settings], Any], *, error_code: int = 2) -> Any:
     """Run a service call on the configured catalog; domain errors exit `error_code` naming
     the field."""
-    settings = get_settings()
+    settings = cli_settings()
     try:
-        with catalog_session(settings) as session:
+        # The CLI changes only a local SQLite file unasked; other databases are migrated
+        # deliberately (`tierline migrate`, `serve`: docs/deploy.md, "Several hosts").
+        with catalog_session(
+            settings, may_write=settings.is_sqlite, seed=settings.seed_on_start
+        ) as session:
             return run(session, settings)
     except DomainError as exc:
         for err in exc.errors:

@@ -4,8 +4,8 @@ from typing import Annotated, Any
 
 import typer
 
-from app.cli.catalog import catalog_is_empty, migrate, seed
-from app.config import Settings, get_settings
+from app.cli.common import cli_settings, prepare_catalog
+from app.config import Settings
 from app.metrics import multiprocess_directory
 
 
@@ -20,15 +20,13 @@ def serve(
     """Migrate, seed an empty catalog, and serve the site and API."""
     import uvicorn
 
-    settings = get_settings()
+    settings = cli_settings()
     problem = settings.exposure_problem(host or settings.host)
     if problem is not None:
         typer.echo(f"refusing to start: {problem}", err=True)
         raise typer.Exit(2)
     if not no_migrate:
-        migrate()
-        if settings.seed_on_start and catalog_is_empty(settings.database_url):
-            seed(None, dry_run=False)
+        prepare_catalog(settings, may_write=True, seed=settings.seed_on_start)
     options = uvicorn_options(settings, host=host, port=port, workers=workers)
     # Several workers share their Prometheus metrics through a fresh directory (app/metrics.py).
     with multiprocess_directory(options["workers"]):

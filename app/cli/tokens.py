@@ -1,17 +1,23 @@
 """`tierline admin`: create, list and revoke admin API tokens."""
 
+from contextlib import AbstractContextManager
 from typing import Annotated
 
 import typer
+from sqlalchemy.orm import Session
 
-from app.cli.common import catalog_session
-from app.config import get_settings
+from app.cli.common import catalog_session, cli_settings
 from app.errors import DomainError
 from app.services.tokens import create_token, list_tokens, revoke_token
 
 admin_cli = typer.Typer(help="Admin API tokens.", no_args_is_help=True, add_completion=False)
 
 NameArg = Annotated[str, typer.Argument(help="token name; it is the actor in the audit log")]
+
+
+def _catalog() -> AbstractContextManager[Session]:
+    settings = cli_settings()
+    return catalog_session(settings, may_write=settings.is_sqlite)
 
 
 def _fail(error: DomainError) -> None:
@@ -23,7 +29,7 @@ def _fail(error: DomainError) -> None:
 @admin_cli.command("create-token")
 def create_token_command(name: NameArg) -> None:
     """Create a token and print it once, as the last line (only its hash is stored)."""
-    with catalog_session(get_settings()) as session:
+    with _catalog() as session:
         try:
             token = create_token(session, name=name)
         except DomainError as exc:
@@ -35,7 +41,7 @@ def create_token_command(name: NameArg) -> None:
 @admin_cli.command("list-tokens")
 def list_tokens_command() -> None:
     """List tokens: name, created, last used, active or revoked (never the token itself)."""
-    with catalog_session(get_settings()) as session:
+    with _catalog() as session:
         tokens = list_tokens(session)
     if not tokens:
         typer.echo("no tokens; create one with `tierline admin create-token NAME`")
@@ -50,7 +56,7 @@ def list_tokens_command() -> None:
 @admin_cli.command("revoke-token")
 def revoke_token_command(name: NameArg) -> None:
     """Revoke a token; API calls and page sessions using it stop working at once."""
-    with catalog_session(get_settings()) as session:
+    with _catalog() as session:
         try:
             revoke_token(session, name=name)
         except DomainError as exc:
