@@ -68,6 +68,9 @@ class ModelSpec(HashedOnce):
     linear_value_head_dim: int = 0
     linear_conv_kernel_dim: int = 0
     attn_output_gate: bool = False
+    # The format the weights are published in (config.json quantization_config, mapped onto a
+    # PRECISIONS name by params.published_precision; None: not stated or not one we know).
+    published_precision: str | None = None
 
     # Derived once in __post_init__ so `estimate` does no per-call architecture arithmetic.
     # Mean over layers: full-attention and linear-attention layers differ in size.

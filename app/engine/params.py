@@ -183,4 +183,22 @@ def model_spec_from_hf_config(
         linear_conv_kernel_dim=_opt_int(cfg, "linear_conv_kernel_dim") or 0,
         # Qwen3-Next's config has no flag: its attention always gates (HF Qwen3NextAttention).
         attn_output_gate=bool(_get(cfg, "attn_output_gate", default=model_type == "qwen3_next")),
+        published_precision=published_precision(outer),
     )
+
+
+# quantization_config.quant_method values that name one of PRECISIONS: gpt-oss ships its experts
+# in MXFP4 ({"quant_method": "mxfp4"}), DeepSeek-V3/R1 their weights in FP8 e4m3 block 128x128
+# ({"quant_method": "fp8", "fmt": "e4m3"}). AWQ/GPTQ/bitsandbytes/compressed-tensors need their
+# bits and scheme read too: not mapped.
+_QUANT_METHODS = {"mxfp4": "mxfp4", "fp8": "fp8"}
+
+
+def published_precision(config: Mapping[str, Any]) -> str | None:
+    """The PRECISIONS name of the format a config's weights are published in, from its
+    quantization_config (outer or text_config), or None."""
+    for where in (config, config.get("text_config")):
+        if isinstance(where, Mapping) and isinstance(where.get("quantization_config"), Mapping):
+            method = str(where["quantization_config"].get("quant_method", "")).lower()
+            return _QUANT_METHODS.get(method)
+    return None

@@ -167,3 +167,15 @@ def test_recommend_at_a_service_level_prints_the_api_ranking(api: TestClient) ->
     assert f"  1. {top['copies_needed']} x {top['build']['name']}" in table.output
     missed = expected["at_slo"]["missed"][0]
     assert f"not {missed['build']['name']}:" in table.output
+
+
+def test_gpt_oss_120b_at_the_default_fp8_names_its_published_mxfp4_answer(seeded: str) -> None:
+    # Issue 14's headline case: a No at fp8 on a 4090 + 64 GB, but it is published in MXFP4.
+    pair = ["estimate", "--build", "1x-rtx-4090-desktop", "--model", "gpt-oss-120b"]
+    result = runner.invoke(cli, pair)
+    assert result.exit_code == 0, result.output
+    assert "Verdict                       No" in result.output
+    assert "gpt-oss-120b is published in MXFP4" in result.output
+    assert "at precision=mxfp4: Yes, with offload, " in result.output
+    asked = runner.invoke(cli, [*pair, "--precision", "mxfp4"])
+    assert asked.exit_code == 0 and "is published in" not in asked.output
