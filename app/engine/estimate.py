@@ -9,9 +9,10 @@ from .errors import EngineInputError
 from .layout import Layout
 from .memory import capacity
 from .parts import needs_parts, with_parts
-from .precision import PRECISIONS, rule_of_thumb_gb
+from .precision import rule_of_thumb_gb
 from .prep import GB, GIB
 from .prepared import Prepared, prepare
+from .published import published_finding, smaller_published
 from .results import (
     Estimate,
     Finding,
@@ -48,50 +49,17 @@ def estimate(
     engine/parts.py from the estimate of the build's first card kind.
     """
     answer = _estimate_build(build, model, workload, costs, model_ref=model_ref)
-    if answer.fits or not _smaller_published(model, workload):
+    published = model.published_precision
+    if answer.fits or published is None or not smaller_published(model, workload):
         return answer
-    finding = _published_finding(build, model, workload, costs, model_ref)
-    return answer if finding is None else _with_finding(answer, finding)
-
-
-def _smaller_published(model: ModelSpec, workload: Workload) -> bool:
-    """True when the model is published in a format of fewer bytes per weight than the one asked
-    for (an inference estimate): the answer at that format is worth stating beside a No."""
-    published = model.published_precision
-    if published is None or published == workload.precision or workload.mode != "inference":
-        return False
-    asked = PRECISIONS.get(workload.precision)
-    return asked is not None and PRECISIONS[published].bits_per_weight < asked.bits_per_weight
-
-
-def _published_finding(
-    build: BuildSpec,
-    model: ModelSpec,
-    workload: Workload,
-    costs: CostAssumptions,
-    model_ref: str | None,
-) -> Finding | None:
-    """The answer at the model's published precision, in one finding (estimated once: at that
-    precision _smaller_published is False, so it does not recurse)."""
-    published = model.published_precision
-    if published is None:
-        return None
+    # Once more at the published format, where smaller_published is False: no recursion.
     try:
         other = _estimate_build(
             build, model, replace(workload, precision=published), costs, model_ref=model_ref
         )
     except EngineInputError:
-        return None  # the runtime or build does not take that format
-    words = other.verdict.split(" — ")[0]
-    if other.fits and other.throughput is not None:
-        figure = f"{other.throughput.decode_tokens_per_s:,.1f} tokens/s per sequence"
-    else:
-        figure = f"needs {other.memory.total_gb:,.0f} GB"
-    return Finding(
-        "info",
-        f"{model.name} is published in {published.upper()} (its config's quantization_config); "
-        f"at precision={published}: {words}, {figure} (estimate)",
-    )
+        return answer  # the runtime or build does not take that format
+    return _with_finding(answer, published_finding(model, other))
 
 
 def _estimate_build(
