@@ -49,9 +49,10 @@ def estimate(
     engine/parts.py from the estimate of the build's first card kind.
     """
     answer = _estimate_build(build, model, workload, costs, model_ref=model_ref)
-    published = model.published_precision
-    if answer.fits or published is None or not smaller_published(model, workload):
+    if answer.fits or not smaller_published(model, workload):
         return answer
+    published = model.published_precision
+    assert published is not None  # smaller_published is False without one
     # Once more at the published format, where smaller_published is False: no recursion.
     try:
         other = _estimate_build(
