@@ -10,7 +10,7 @@ import typer
 import yaml
 from sqlalchemy.exc import SQLAlchemyError
 
-from app.cli.common import catalog_session, cli_settings, fail
+from app.cli.common import catalog_session, cli_settings, fail, read_seed_document, shown_url
 from app.migrate import upgrade_to_head
 
 
@@ -26,7 +26,7 @@ def migrate() -> None:
         upgrade_to_head(settings.database_url)
     except SQLAlchemyError as exc:
         fail(f"migration failed: {exc.__class__.__name__}: {exc}")
-    typer.echo(f"database at head: {settings.database_url}")
+    typer.echo(f"database at head: {shown_url(settings.database_url)}")
 
 
 def seed(
@@ -39,16 +39,11 @@ def seed(
     ] = False,
 ) -> None:
     """Upsert catalog records by slug from seed files; all or nothing."""
-    from app.services.catalog import import_document, load_document_file, load_seed_directory
+    from app.services.catalog import import_document
 
     settings = cli_settings()
     source = path or settings.seed_dir
-    if not source.exists():
-        fail(f"{source}: no such file or directory")
-    try:
-        document = load_seed_directory(source) if source.is_dir() else load_document_file(source)
-    except (OSError, yaml.YAMLError) as exc:
-        fail(f"{source}: cannot read: {exc}")
+    document = read_seed_document(source)
     # A dry run changes nothing, the schema included.
     with catalog_session(settings, may_write=settings.is_sqlite and not dry_run) as session:
         result = import_document(session, document, actor="cli:seed", dry_run=dry_run)

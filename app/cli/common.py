@@ -88,13 +88,30 @@ def catalog_is_empty(url: str) -> bool:
         engine.dispose()
 
 
+def shown_url(url: str) -> str:
+    """A database URL fit to print: its password hidden."""
+    return make_url(url).render_as_string(hide_password=True)
+
+
+def read_seed_document(source: Path) -> dict[str, Any]:
+    """The catalog document of a seed directory or one YAML/JSON file, or exit naming it."""
+    from app.services.catalog import load_document_file, load_seed_directory
+
+    if not source.exists():
+        fail(f"{source}: no such file or directory")
+    try:
+        return load_seed_directory(source) if source.is_dir() else load_document_file(source)
+    except (OSError, yaml.YAMLError) as exc:
+        fail(f"{source}: cannot read: {exc}")
+
+
 def prepare_catalog(settings: Settings, *, may_write: bool, seed: bool) -> None:
     """Bring the database to what `serve` starts on: the schema at head and, with `seed` and no
     builds yet, the shipped catalog. Without `may_write`, a schema not at head exits naming the
     database and the command to run (progress goes to stderr: stdout may be JSON)."""
-    from app.services.catalog import import_document, load_seed_directory
+    from app.services.catalog import import_document
 
-    shown = make_url(settings.database_url).render_as_string(hide_password=True)
+    shown = shown_url(settings.database_url)
     try:
         current, heads = schema_revisions(settings.database_url)
         if current != heads and not may_write:
@@ -108,10 +125,7 @@ def prepare_catalog(settings: Settings, *, may_write: bool, seed: bool) -> None:
             upgrade_to_head(settings.database_url)
             typer.echo(f"database at head: {shown}", err=True)
         if may_write and seed and catalog_is_empty(settings.database_url):
-            try:
-                document = load_seed_directory(settings.seed_dir)
-            except (OSError, yaml.YAMLError) as exc:
-                fail(f"{settings.seed_dir}: cannot read: {exc}")
+            document = read_seed_document(settings.seed_dir)
             with _session(settings.database_url) as session:
                 result = import_document(session, document, actor="cli:seed")
             if result.errors:
