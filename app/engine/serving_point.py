@@ -177,9 +177,9 @@ def serving_point(
     requests = concurrency / times.slot_s
     out_tps = requests * out
     in_tps = requests * ctx.input_tokens
-    prefill_per_step_s = times.prefill_per_step_s
-    busy = prefill_per_step_s + step_core.decode_step_s + draft_s
-    prefill_share = prefill_per_step_s / busy
+    # Every slot prefills one prompt per cycle, its own included: counting only the others'
+    # prompts riding in its decode steps gave prompts no share at all with one user.
+    prefill_share = min(1.0, b * shared / times.slot_s)
     usd_in = usd_out = None
     per_hour = est.cost.usd_per_hour
     if per_hour is not None:

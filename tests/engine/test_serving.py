@@ -96,6 +96,25 @@ def test_cost_per_million_output_tokens_falls_with_concurrency_and_is_null_witho
     assert point.usd_per_million_input_tokens is None
 
 
+def test_one_user_pays_for_the_prompts_it_prefills() -> None:
+    """With one user nothing decodes beside its prompt: the prefill is its own GPU time, so
+    prompts take that share of the build's cost (it was 0 with one user: only the other slots'
+    prompts were counted)."""
+    first = serving_curve(ONE_H200, LLAMA8, FP8, ServingWorkload(4096, 256)).curve[0]
+    assert first.concurrency == 1
+    slot_s = 1.0 / first.requests_per_s
+    assert first.prefill_share > 0.5 * first.ttft_s / slot_s
+    assert first.usd_per_million_input_tokens is not None
+    assert first.usd_per_million_input_tokens > 0.0
+    # GPU seconds are split, not added: prompts and answers together pay the build's hour.
+    hour_usd = (
+        first.usd_per_million_input_tokens * first.input_tokens_per_s
+        + first.usd_per_million_output_tokens * first.tokens_per_s_total
+    ) * 3600 / 1e6
+    alone = (first.usd_per_million_output_tokens * first.tokens_per_s_total) * 3600 / 1e6
+    assert hour_usd > alone
+
+
 def test_the_slo_point_meets_its_limits_and_has_the_most_throughput_that_does() -> None:
     slo = ServiceLevel(ttft_s_max=0.5, tokens_per_s_per_user_min=60)
     curve = serving_curve(ONE_H200, LLAMA8, FP8, CHAT, slo)
