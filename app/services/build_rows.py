@@ -13,9 +13,9 @@ from sqlalchemy import select
 from app.caching import Snapshot
 from app.engine import BuildSpec
 from app.engine.parts_text import accelerators_label
-from app.errors import FieldError, NotFound
 from app.models import TIERS, Build
 from app.schemas.build import BuildListItem, BuildRead
+from app.services.listing import find_row
 from app.services.records import BUILD_LOAD, build_document
 from app.services.specs import build_spec
 
@@ -163,15 +163,5 @@ def build_rows(snap: Snapshot) -> BuildRows:
 
 def find_build(snap: Snapshot, slug: str, *, field: str = "slug") -> BuildRow:
     """One build row by slug, or NotFound naming `field`."""
-    row = build_rows(snap).by_slug.get(slug)
-    if row is None:
-        raise NotFound(
-            f"no build with slug '{_printable(slug)}'",
-            errors=[FieldError(field, f"unknown build '{_printable(slug)}'")],
-        )
-    return row
+    return find_row(build_rows(snap).by_slug, slug, noun="build", field=field)
 
-
-def _printable(value: str) -> str:
-    # Keep error messages readable (and single-line) whatever was sent.
-    return value.replace("\x00", "\\x00")[:100]

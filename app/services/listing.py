@@ -8,6 +8,7 @@ that returns None for a build without groups, `find_row(..., noun="build")`, `so
 `values={"tier": ...}`, and `list_memo` / `page_rows` over `_filter_and_sort`.
 """
 
+import difflib
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any, Protocol, TypeVar
 
@@ -104,11 +105,26 @@ def find_row(rows: Mapping[str, R], slug: str, *, noun: str, field: str = "slug"
     if row is None:
         # Keep the message readable (and on one line) whatever was sent.
         shown = slug.replace("\x00", "\\x00")[:100]
+        hint = _did_you_mean(slug, rows)
         raise NotFound(
-            f"no {noun} with slug '{shown}'",
-            errors=[FieldError(field, f"unknown {noun} '{shown}'")],
+            f"no {noun} with slug '{shown}'{hint}",
+            errors=[FieldError(field, f"unknown {noun} '{shown}'{hint}")],
         )
     return row
+
+
+def _did_you_mean(slug: str, slugs: Iterable[str]) -> str:
+    """'; did you mean ...?' naming up to three catalog slugs like `slug` (the ones that
+    contain it first: '2x-dgx-h200' is the start of '2x-dgx-h200-cluster'), or ''."""
+    wanted = slug.strip().lower()[:100]
+    if len(wanted) < 3:
+        return ""
+    known = sorted(slugs)
+    near = [s for s in known if wanted in s]
+    near += [s for s in difflib.get_close_matches(wanted, known, n=3, cutoff=0.75) if s not in near]
+    if not near:
+        return ""
+    return "; did you mean " + ", ".join(f"'{s}'" for s in near[:3]) + "?"
 
 
 def list_memo(snap: Snapshot, name: str, query: ListQuery, compute: Callable[[], R]) -> R:

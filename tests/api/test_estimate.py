@@ -488,3 +488,15 @@ def test_batch_items_sharing_a_pasted_config_are_answered_as_their_single_estima
     assert results[0]["result"] == results[1]["result"]
     halved, full = results[3]["result"], results[0]["result"]
     assert halved["memory"]["weights_gb"] < full["memory"]["weights_gb"]
+
+
+def test_an_unknown_slug_names_the_catalog_slugs_it_resembles(api):
+    # A first-time user types the name they remember; the 404 says which slugs exist.
+    response = api.post("/api/v1/estimate", json={"build": "2x-dgx-h200", "model": "llama-3-1-8b"})
+    assert response.status_code == 404
+    assert problem_fields(response) == ["build"]
+    assert "did you mean '2x-dgx-h200-cluster'" in response.json()["detail"]
+    response = api.post("/api/v1/estimate", json={"build": CLUSTER, "model": "llama3-70b"})
+    assert "'llama-3-70b'" in response.json()["detail"]
+    nothing_like = api.post("/api/v1/estimate", json={"build": "zzzz-qqqq", "model": "deepseek-v3"})
+    assert "did you mean" not in nothing_like.json()["detail"]
