@@ -144,10 +144,15 @@ def host_issue_s_without_graphs(
     return HOST_S_PER_KERNEL * decode_kernels(model)
 
 
-def host_floor(step_s: float, fixed_s: float, host_issue_s: float) -> tuple[float, float]:
+def host_floor(
+    step_s: float, fixed_s: float, host_issue_s: float, eager: float = 1.0
+) -> tuple[float, float]:
     """(step, fixed) seconds once the host's launch time floors the step
-    (host_issue_s_without_graphs): the GPU's wait for launches counts as fixed time, so the
-    parts of a step still add up to it."""
+    (host_issue_s_without_graphs), or once a step without graphs takes `eager` times the graphed
+    one (RuntimeProfile.eager_step_factor, a runtime launching from Python): the GPU's wait for
+    launches counts as fixed time, so the parts of a step still add up to it."""
+    fixed_s += (eager - 1.0) * step_s
+    step_s *= eager
     if host_issue_s <= step_s:
         return step_s, fixed_s
     return host_issue_s, fixed_s + host_issue_s - step_s

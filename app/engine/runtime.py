@@ -54,6 +54,10 @@ class RuntimeProfile:
     # Host seconds per layer to launch an eager (no CUDA graph) prefill pass's kernels, once a
     # pass; 0: no floor (graphs, or a runtime not measured). SGLANG_EAGER_PREFILL_S_PER_LAYER.
     prefill_host_s_per_layer: float = 0.0
+    # A decode step run without CUDA graphs (`workload.cuda_graphs` False) by a runtime that
+    # then launches its kernels from Python, as this multiple of the graphed step; 1: not
+    # modelled (llama.cpp's graphless decode is graph_capture's launch count instead).
+    eager_step_factor: float = 1.0
 
 
 # MoE fixed cost per layer: vLLM's fused-MoE path was hand-set from the gpt-oss-120b on A100
@@ -74,6 +78,13 @@ LLAMA_CPP_OVERHEAD_GB = 0.6
 # 82.6 ms eager, 23.1 ms as a CUDA graph: the eager pass is host-bound (max form, speed.prefill)
 # at 82.6 ms / 61 layers, ~70 launches a layer at ~20 us (docs/engine.md 7).
 SGLANG_EAGER_PREFILL_S_PER_LAYER = 82.6e-3 / 61
+# TensorRT-LLM's PyTorch flow shipped with PyTorchConfig(use_cuda_graph=False,
+# enable_overlap_scheduler=False) until spring 2025 (tensorrt_llm/_torch/pyexecutor/config.py at
+# commit 9b931c0). NVIDIA's DeepSeek-R1 ablation (docs/source/blogs/tech_blog/blog3_Optimizing_
+# DeepSeek_R1_Throughput_on_NVIDIA_Blackwell_GPUs.md, "Runtime Optimizations"): CUDA graphs a
+# "22% E2E performance impact", the overlap scheduler 4%; a step without both takes their
+# product of the graphed step's time (docs/engine.md 7).
+TRTLLM_EAGER_STEP_FACTOR = 1.22 * 1.04
 # Calibrated against benchmarks/data/measurements.csv (see docs/engine.md, "Calibration").
 _VLLM = RuntimeProfile(
     "vllm", 0.90, 1.0, 8192, 0.80, 0.55, 0.30, 4e-6, 1.0e-3, MOE_FIXED_S_PER_LAYER_VLLM, "tensor"
@@ -125,6 +136,7 @@ RUNTIMES: MappingProxyType[str, RuntimeProfile] = MappingProxyType(
             0.5e-3,
             MOE_FIXED_S_PER_LAYER_VLLM,
             "tensor",
+            eager_step_factor=TRTLLM_EAGER_STEP_FACTOR,
         ),
         "llama.cpp": _LLAMA_CPP,
         # Ollama runs llama.cpp: its profile, but one micro-batch per call (num_batch).

@@ -35,7 +35,7 @@ class DecodeModel:
     __slots__ = (
         "bw", "flops", "nonexpert", "expert", "moe_layers", "n_experts", "top_k", "kv_per_seq",
         "flops_per_token", "tp", "pp", "comm_fixed", "comm_per_token", "fixed", "hop_fixed",
-        "hop_per_token", "mmvq", "host_issue", "overlap",
+        "hop_per_token", "mmvq", "host_issue", "overlap", "eager",
     )
 
     def __init__(
@@ -56,8 +56,9 @@ class DecodeModel:
         )
         self.kv_per_seq, self.flops_per_token, decode_compute, fixed = known
         self.fixed = fixed + launch_s_without_graphs(p.runtime, build, model, workload)
-        # Without CUDA graphs the host launches every kernel: a floor under the step.
+        # Without CUDA graphs: a floor under the step (ggml) or a longer one (eager_step_factor).
         self.host_issue = host_issue_s_without_graphs(p.runtime, build, model, workload)
+        self.eager = 1.0 if workload.cuda_graphs else p.runtime.eager_step_factor
         self.flops = peak * decode_compute * tp
         self.mmvq = mmvq_s_per_byte(p.runtime, build, p.precision, workload, tp)  # 0 off MMVQ
         self.overlap = efficiency(p.runtime, build).mmvq_overlap if any(self.mmvq) else 0.0
@@ -96,7 +97,7 @@ class DecodeModel:
         pass of batch/pp sequences; with one sequence the stages simply run one after another."""
         micro = min(batch, self.pp)
         mem, comp, comm, fixed = self.parts(batch / micro)
-        step, fixed = host_floor(max(mem, comp) + comm + fixed, fixed, self.host_issue)
+        step, fixed = host_floor(max(mem, comp) + comm + fixed, fixed, self.host_issue, self.eager)
         return step, mem, comp, comm, fixed
 
     def compute_bound_batch(self) -> int | None:
@@ -290,10 +291,8 @@ class PackedPrefill:
 
     __slots__ = ("p", "model", "build", "workload", "tp", "pp", "ttft", "batch_r", "value")
 
-    def __init__(
-        self, p: Prepared, model: ModelSpec, build: BuildSpec, workload: Workload,
-        tp: int, pp: int, ttft: float, batch_r: int,
-    ) -> None:
+    def __init__(self, p: Prepared, model: ModelSpec, build: BuildSpec, workload: Workload,
+                 tp: int, pp: int, ttft: float, batch_r: int) -> None:
         self.p, self.model, self.build, self.workload = p, model, build, workload
         self.tp, self.pp, self.ttft, self.batch_r = tp, pp, ttft, batch_r
         self.value: tuple[float | None] | None = None  # (seconds,) once computed

@@ -181,3 +181,30 @@ def test_the_host_floor_leaves_a_gpu_bound_step_alone() -> None:
     assert _step(RTX_2080_TI) > host_s
     extra = PRE_CUDA_GRAPH_S_PER_LAYER * LLAMA_3_8B.num_hidden_layers
     assert _step(RTX_2080_TI) - _step(SAME_SPECS_AMPERE_NAME) == pytest.approx(extra, rel=1e-6)
+
+
+def test_trtllm_pytorch_flow_without_graphs_takes_the_ablated_share_longer() -> None:
+    # TensorRT-LLM's PyTorch flow before its CUDA-graph and overlap-scheduler defaults: each
+    # decode step takes TRTLLM_EAGER_STEP_FACTOR times the graphed one, the extra counted as
+    # fixed time (the GPU waits for the host), so the step's parts still add up.
+    from app.engine.runtime import TRTLLM_EAGER_STEP_FACTOR
+    from app.engine.specs import IntraNodeLink
+
+    from .shapes import H100
+
+    build = BuildSpec("8x H100", H100, 1, 8, IntraNodeLink("nvswitch", 450))
+    graphed = Workload(precision="fp8", context_tokens=4000, batch=16, runtime="trt-llm")
+    eager = dataclasses.replace(graphed, cuda_graphs=False)
+    a = estimate(build, LLAMA_3_70B, graphed).throughput
+    b = estimate(build, LLAMA_3_70B, eager).throughput
+    assert a is not None and b is not None
+    assert b.decode_step_s == pytest.approx(TRTLLM_EAGER_STEP_FACTOR * a.decode_step_s)
+    assert b.decode_fixed_s - a.decode_fixed_s == pytest.approx(
+        (TRTLLM_EAGER_STEP_FACTOR - 1.0) * a.decode_step_s
+    )
+    assert b.decode_memory_s == pytest.approx(a.decode_memory_s)
+    # vLLM's setting is not modelled this way (factor 1): the flag changes nothing there.
+    v = estimate(build, LLAMA_3_70B, dataclasses.replace(graphed, runtime="vllm")).throughput
+    w = estimate(build, LLAMA_3_70B, dataclasses.replace(eager, runtime="vllm")).throughput
+    assert v is not None and w is not None
+    assert w.decode_step_s == pytest.approx(v.decode_step_s)
