@@ -9,6 +9,7 @@ from .errors import EngineInputError
 from .layout import Layout
 from .memory import capacity
 from .parts import needs_parts, with_parts
+from .plan_throughput import throughput
 from .precision import rule_of_thumb_gb
 from .prep import GB, GIB
 from .prepared import Prepared, prepare
@@ -25,7 +26,6 @@ from .results import (
 from .runtime import RUNTIMES
 from .search import search
 from .specs import BuildSpec, CostAssumptions, ModelSpec, Workload
-from .speed import throughput
 from .tiers import derive_tier, serves_in_production
 from .training import training_figures
 from .validate import validate

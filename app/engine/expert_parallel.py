@@ -148,7 +148,7 @@ class ExpertParallel:
         # its E / N share of those the whole group's tokens select.
         used = distinct_experts(model.n_routed_experts, model.num_experts_per_tok, local * ep)
         experts = model.moe_layers * used * p.expert_bytes / ep
-        mem = (dm.nonexpert + experts + local * dm.kv_per_seq) / dm.bw
+        mem = (dm.nonexpert + experts) / dm.bw + dm.attention_s(local)
         comp = local * dm.flops_per_token / dm.flops
         dispatch = 1.0 if p.precision.compute in ("fp8", "fp4") else 2.0
         comm = all_to_all_s(build, model, ep, local, dispatch, 1)
@@ -160,7 +160,7 @@ class ExpertParallel:
         ttft = prefill(pre, model, build, wl, 1, 1)
         ttft += all_to_all_s(build, model, ep, wl.prompt_tokens, dispatch, chunks)
         # A rank packs its own waiting short prompts into one pass of the token budget, as the
-        # tensor-parallel plan does (speed.PackedPrefill): a prompt's share of that pass.
+        # tensor-parallel plan does (plan_throughput.PackedPrefill): a prompt's share of that pass.
         packed = None
         per_pass = packed_prompts(p.runtime.prefill_chunk_tokens, wl.prompt_tokens, local)
         if local > 1 and per_pass > 1:

@@ -222,7 +222,7 @@ class Deferred:
 for _cls, _names in (
     (Estimate, ("verdict", "findings", "assumptions")),
     (ParallelPlan, ("description", "objective", "launch_command")),
-    (Throughput, ("packed_prefill_s",)),  # read by the accuracy report only (speed.py)
+    (Throughput, ("packed_prefill_s",)),  # read by the accuracy report only (plan_throughput.py)
 ):
     for _name in _names:
         setattr(_cls, _name, Deferred(_name))

@@ -233,6 +233,11 @@ class Workload(HashedOnce):
     # defaults (mla_kernels.MLA_KERNEL_SHARE); it pays the early-2025 fixed MLA and MoE kernel time.
     # Set for published runs of that age; today's software is the default.
     early_mla_kernels: bool = False
+    # MLA decode attention ran the early-2025 Triton kernel (SGLang before FlashInfer MLA /
+    # FlashMLA became its default, vLLM's TRITON_MLA, their ROCm builds): its time grows with
+    # batch x context beyond the cache read (mla_kernels.EARLY_MLA_ATTENTION_SHARE). Set for
+    # published runs of that software; False: today's FlashMLA-class kernels.
+    triton_mla_decode: bool = False
     training_tokens: int = 0
     lora_rank: int = 16
     model_flops_utilization: float | None = None  # None = documented default per mode

@@ -7,6 +7,7 @@ import math
 from .collectives import allreduce_link
 from .graph_capture import host_floor, host_issue_s_without_graphs, launch_s_without_graphs
 from .hops import pipeline_hop
+from .mla_kernels import triton_attention_rate
 from .mmvq import mmvq_pass_s, mmvq_s_per_byte
 from .model_shape import distinct_experts
 from .moe_tiles import routed_tile_use
@@ -19,7 +20,6 @@ from .prep import (
     prefill_efficiency,
     prefill_peak_flops,
 )
-from .results import Throughput, bottleneck_name, fill_throughput
 from .runtime import LINK_EFFICIENCY, Efficiency
 from .specs import BuildSpec, ModelSpec, Workload
 
@@ -35,7 +35,7 @@ class DecodeModel:
     __slots__ = (
         "bw", "flops", "nonexpert", "expert", "moe_layers", "n_experts", "top_k", "kv_per_seq",
         "flops_per_token", "tp", "pp", "comm_fixed", "comm_per_token", "fixed", "hop_fixed",
-        "hop_per_token", "mmvq", "host_issue", "overlap", "eager",
+        "hop_per_token", "mmvq", "host_issue", "overlap", "attn_flops", "attn_rate", "eager",
     )
 
     def __init__(
@@ -51,10 +51,14 @@ class DecodeModel:
         self.expert = p.expert_bytes
         self.moe_layers, self.n_experts = model.moe_layers, model.n_routed_experts
         self.top_k = model.num_experts_per_tok
-        known: tuple[float, float, float, float] = p.memo.get(("decode", tp)) or (
+        known: tuple[float, float, float, float, float] = p.memo.get(("decode", tp)) or (
             _decode_coefficients(p, model, build, workload, tp)
         )
-        self.kv_per_seq, self.flops_per_token, decode_compute, fixed = known
+        self.kv_per_seq, self.flops_per_token, decode_compute, fixed, attention = known
+        # The early Triton MLA decode kernel prices its attention FLOPs apart (attention_s).
+        self.attn_rate = triton_attention_rate(acc, model, workload, tp)
+        self.attn_flops = attention if self.attn_rate < math.inf else 0.0
+        self.flops_per_token -= self.attn_flops
         self.fixed = fixed + launch_s_without_graphs(p.runtime, build, model, workload)
         # Without CUDA graphs: a floor under the step (ggml) or a longer one (eager_step_factor).
         self.host_issue = host_issue_s_without_graphs(p.runtime, build, model, workload)
@@ -83,12 +87,17 @@ class DecodeModel:
         if self.moe_layers:
             used = distinct_experts(self.n_experts, self.top_k, batch)
             weights += self.moe_layers * used * self.expert
-        mem = (weights + batch * self.kv_per_seq) / self.bw
+        mem = weights / self.bw + self.attention_s(batch)
         comp = batch * self.flops_per_token / self.flops
         comp = max(comp, issue := mmvq_pass_s(self.mmvq, batch, self.nonexpert, weights))
         mem += self.overlap * min(mem, issue)  # overlapped, not wholly: the reads stretch
         comm = self.comm_fixed + self.hop_fixed + batch * (self.comm_per_token + self.hop_per_token)
         return mem, comp, comm, self.fixed
+
+    def attention_s(self, batch: float) -> float:
+        """Attention seconds over `batch` caches: the KV read, or the early Triton MLA kernel's
+        FLOPs at its rate when longer (its own kernel: it hides under no weight read)."""
+        return batch * max(self.kv_per_seq / self.bw, self.attn_flops / self.attn_rate)
 
     def step(self, batch: int) -> tuple[float, float, float, float, float]:
         """(step seconds, mem, comp, comm, fixed) to give every sequence one more token.
@@ -102,7 +111,7 @@ class DecodeModel:
 
     def compute_bound_batch(self) -> int | None:
         """Smallest batch whose compute time exceeds its memory time (closed form, refined)."""
-        kv_t = self.kv_per_seq / self.bw
+        kv_t = self.attention_s(1.0)
         f_t = self.flops_per_token / self.flops
         if f_t <= kv_t:
             return None  # attention over the KV cache keeps it memory-bound at any batch
@@ -117,9 +126,10 @@ class DecodeModel:
 
 def _decode_coefficients(
     p: Prepared, model: ModelSpec, build: BuildSpec, workload: Workload, tp: int
-) -> tuple[float, float, float, float]:
-    """DecodeModel's (KV bytes per sequence, FLOPs per token, compute share, fixed seconds) at
-    tensor-parallel size tp, from p alone (the build's device class keys p): memoised on p."""
+) -> tuple[float, float, float, float, float]:
+    """DecodeModel's (KV bytes per sequence, FLOPs per token, compute share, fixed seconds,
+    attention FLOPs of those) at tensor-parallel size tp, from p (keyed by the build's device
+    class): memoised on p."""
     rt = p.runtime
     weighted = kv_tokens_weighted(p, workload.context_tokens)
     # Attention FLOPs over cached tokens (a linear-attention state's bytes are in kv_per_seq).
@@ -131,11 +141,10 @@ def _decode_coefficients(
         reads += attended * share * (model.num_attention_heads / model.num_key_value_heads - 1)
     # KV bytes read per sequence, summed over the tp ranks (MLA is read whole by every rank).
     kv_per_seq = p.kv_token_layer_bytes * reads * kv_share(model, tp) * tp
-    flops_per_token = (
-        2.0 * model.params_active_matmul + model.attention_flops_per_context_token * attended
-    )
+    attention = model.attention_flops_per_context_token * attended
+    flops_per_token = 2.0 * model.params_active_matmul + attention
     fixed = rt.fixed_s_per_step + p.fixed_pass_s
-    known = kv_per_seq, flops_per_token, efficiency(rt, build).decode_compute, fixed
+    known = kv_per_seq, flops_per_token, efficiency(rt, build).decode_compute, fixed, attention
     p.memo["decode", tp] = known
     return known
 
@@ -241,79 +250,3 @@ def _prefill_work(
     known = n, attention, scores, dense, routed, weight_bytes, chunks, eff
     p.memo["prefill", prompts] = known
     return known
-
-
-def throughput(
-    p: Prepared,
-    model: ModelSpec,
-    build: BuildSpec,
-    workload: Workload,
-    tp: int,
-    pp: int,
-    dp: int,
-    dm: DecodeModel | None = None,
-    step_parts: tuple[float, float, float, float, float] | None = None,
-) -> Throughput:
-    """Decode and prefill figures for a split that fits.
-
-    The aggregate counts only replicas that hold sequences: every one of the batch's
-    sequences gets the per-sequence rate, so aggregate = per-sequence x batch (at batch 1 the
-    idle replicas add nothing). `dm` and `step_parts` (its step at the per-replica batch)
-    reuse what the plan search already computed."""
-    if dm is None:
-        dm = DecodeModel(p, model, build, workload, tp, pp)
-    batch_r = -(-workload.batch // dp)
-    step, mem, comp, comm, fixed = step_parts or dm.step(batch_r)
-    per_seq = 1.0 / step
-    aggregate = per_seq * workload.batch
-    bottleneck = bottleneck_name(mem, comp, comm, fixed)
-    ttft = prefill(p, model, build, workload, tp, pp)
-    return fill_throughput(
-        decode_tokens_per_s=per_seq,
-        aggregate_decode_tokens_per_s=aggregate,
-        prefill_tokens_per_s=workload.prompt_tokens / ttft,
-        time_to_first_token_s=ttft,
-        bottleneck=bottleneck,
-        decode_memory_s=mem,
-        decode_compute_s=comp,
-        decode_communication_s=comm,
-        decode_fixed_s=fixed,
-        decode_step_s=step,
-        compute_bound_batch=dm.compute_bound_batch(),
-        batch_per_replica=batch_r,
-        _words=PackedPrefill(p, model, build, workload, tp, pp, ttft, batch_r),
-    )
-
-
-class PackedPrefill:
-    """Throughput.packed_prefill_s, computed on first read (results.Deferred): only the
-    accuracy report reads it, and one more prefill pass was a tenth of a sweep's time."""
-
-    __slots__ = ("p", "model", "build", "workload", "tp", "pp", "ttft", "batch_r", "value")
-
-    def __init__(self, p: Prepared, model: ModelSpec, build: BuildSpec, workload: Workload,
-                 tp: int, pp: int, ttft: float, batch_r: int) -> None:
-        self.p, self.model, self.build, self.workload = p, model, build, workload
-        self.tp, self.pp, self.ttft, self.batch_r = tp, pp, ttft, batch_r
-        self.value: tuple[float | None] | None = None  # (seconds,) once computed
-
-    def text(self, name: str, result: Throughput) -> float | None:
-        """The packed prefill seconds per prompt (None at one sequence per replica: no other
-        prompt shares its pass); `name` is always "packed_prefill_s"."""
-        if self.value is None:
-            self.value = (self._packed_prefill_s(),)
-        return self.value[0]
-
-    def _packed_prefill_s(self) -> float | None:
-        if self.batch_r <= 1:
-            return None
-        rt, w = self.p.runtime, self.workload
-        packed = packed_prompts(rt.prefill_chunk_tokens, w.prompt_tokens, self.batch_r)
-        # A runtime that keeps pp micro-batches in flight (vLLM, SGLang, TensorRT-LLM: no
-        # per-call drain, prefill_pipeline_tokens None) overlaps this prompt's stages with the
-        # other requests' work, so its share is one stage's time (docs/engine.md 6).
-        full = self.pp > 1 and rt.prefill_pipeline_tokens is None
-        if packed <= 1 and not full:
-            return self.ttft
-        args = (self.p, self.model, self.build, self.workload, self.tp, self.pp)
-        return prefill(*args, packed, pipeline_full=full) / packed

@@ -605,3 +605,26 @@ def test_mxfp4_gguf_runs_llama_cpps_block_kernels_not_the_fp4_tensor_rate() -> N
             matmul_compute(RUNTIMES[name], blackwell, q4_0)
         )
     assert matmul_compute(RUNTIMES["vllm"], blackwell, mxfp4) == "fp4"
+
+
+def test_early_triton_mla_attention_grows_with_batch_times_context_at_its_own_rate():
+    # The early Triton MLA decode kernel (vLLM TRITON_MLA, SGLang's default before FlashInfer MLA)
+    # takes its attention FLOPs at EARLY_MLA_ATTENTION_SHARE of the 16-bit rate, in a kernel of
+    # its own: at batch 128 its step grows with the context by those FLOPs, far beyond the KV
+    # read that today's kernels pay (mla_kernels.py, docs/engine.md 5).
+    from app.engine.mla_kernels import EARLY_MLA_ATTENTION_SHARE
+
+    model = spec(DEEPSEEK_V3)
+
+    def step(context: int, triton: bool) -> float:
+        w = Workload(precision="fp8", runtime="sglang", tensor_parallel=8, batch=128,
+                     context_tokens=context, early_mla_kernels=True, triton_mla_decode=triton)
+        t = estimate(NODE_H200, model, w).throughput
+        assert t is not None
+        return t.decode_step_s
+
+    grown = step(4000, True) - step(2000, True)
+    flops = model.attention_flops_per_context_token * model.num_hidden_layers * 128 * 2000
+    rate = H200.fp16_tflops * 1e12 * EARLY_MLA_ATTENTION_SHARE * 8
+    assert grown == pytest.approx(flops / rate, rel=0.02)
+    assert step(4000, False) - step(2000, False) < grown / 2

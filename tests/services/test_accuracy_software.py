@@ -46,6 +46,31 @@ def test_rows_before_todays_mla_kernels_are_marked_by_version_else_by_source_dat
     }
 
 
+def test_early_vllm_and_sglang_rows_decode_mla_with_triton_unless_the_note_names_another_backend(
+    session: Session,
+) -> None:
+    rows = [
+        _vllm("t-triton", runtime_version="0.7.3.dev138+g21f6ca217"),
+        _vllm("t-flashmla", runtime_version="0.7.4.dev181+gf35f8e22",
+              notes="nightly wheel, VLLM_ATTENTION_BACKEND=FLASHMLA"),
+        _vllm("t-today", runtime_version="0.11.0"),
+        _vllm("t-sglang-fi", runtime="sglang", runtime_version="0.4.3.post2",
+              notes="launched with --enable-flashinfer-mla"),
+        _vllm("t-trt", runtime="trt-llm", runtime_version="0.17.0"),
+    ]
+    assert import_document(session, {"measurements": rows}, actor="t").ok
+    cases = measurement_cases(snapshot(session)).cases
+    mine = {str(r["slug"]) for r in rows}
+    triton = {c.slug: c.workload.triton_mla_decode for c in cases if c.slug in mine}
+    assert triton == {
+        "t-triton": True,
+        "t-flashmla": False,
+        "t-today": False,
+        "t-sglang-fi": False,
+        "t-trt": False,  # TensorRT-LLM's own MLA kernels
+    }
+
+
 def test_release_reads_the_leading_numbers_of_a_version() -> None:
     assert release_numbers("0.7.4.dev181+gf35f8e22") == (0, 7, 4)
     assert release_numbers("0.4.3.post2") == (0, 4, 3)

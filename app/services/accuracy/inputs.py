@@ -32,7 +32,7 @@ from .groups import (
 from .notes import (
     LLAMA_CPP_RUNTIMES,
     before_cuda_graphs,
-    before_mla_kernels,
+    mla_kernel_flags,
     one_sequence_micro_batch,
     stated_flag,
     stated_tokens,
@@ -214,7 +214,7 @@ def _workload(record: MeasurementIn) -> Workload:
         # A build of the CUDA-graph era whose graph ggml-cuda still refused to capture, as the
         # row's note states it (`cuda_graphs=off`, e.g. Qwen3-Next's unfused delta rule).
         cuda_graphs=not before_cuda_graphs(record) and stated_flag(record, "cuda_graphs", True),
-        early_mla_kernels=before_mla_kernels(record),
+        **mla_kernel_flags(record),
         decode_sequences=1 if one_sequence_micro_batch(record) else None,
     )
     try:

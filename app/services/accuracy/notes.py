@@ -136,6 +136,33 @@ def before_mla_kernels(record: MeasurementIn) -> bool:
     return record.as_of < MLA_KERNELS_SINCE
 
 
+# vLLM and SGLang builds from before today's MLA kernels decoded MLA with the Triton kernel
+# (vLLM's TRITON_MLA, SGLang's default; the ROCm builds of both) unless the run names another
+# backend: vLLM's FlashMLA nightly (VLLM_ATTENTION_BACKEND=FLASHMLA, 2025-02-27), SGLang's
+# --enable-flashinfer-mla (v0.4.3) or --enable-flashmla (v0.4.4).
+TRITON_MLA_RUNTIMES = frozenset({"vllm", "sglang"})
+OTHER_MLA_BACKEND = re.compile(
+    r"ATTENTION_BACKEND=FLASHMLA|--enable-flashinfer-mla|--enable-flashmla", re.IGNORECASE
+)
+
+
+def triton_mla_decode(record: MeasurementIn) -> bool:
+    """The run's MLA decode attention ran the early Triton kernel (docs/engine.md 5)."""
+    return (
+        record.runtime in TRITON_MLA_RUNTIMES
+        and before_mla_kernels(record)
+        and OTHER_MLA_BACKEND.search(record.notes) is None
+    )
+
+
+def mla_kernel_flags(record: MeasurementIn) -> dict[str, bool]:
+    """The Workload's MLA kernel fields for the run: early_mla_kernels, triton_mla_decode."""
+    return {
+        "early_mla_kernels": before_mla_kernels(record),
+        "triton_mla_decode": triton_mla_decode(record),
+    }
+
+
 # ggml-cuda's kernels, compiled by nvcc (the CUDA backend) or by hipcc (ROCm: ggml-hip builds the
 # same ggml-cuda sources): before CUDA_GRAPHS_SINCE neither build captured a decode step as a graph.
 GGML_CUDA_BACKENDS = ("cuda", "rocm")
