@@ -65,7 +65,8 @@ def request_times(
     prompts each at `shared_prefill_s` (a prompt's share of a prefill pass the runtime packs
     with other prompts up to its token budget; `turnover_prefill_s`). The request's own prompt
     runs in chunks of `chunk_tokens`, each sharing a step with the running batch. A burst
-    queues a prompt behind half the others' prefills, which then do not stall its decode;
+    queues a prompt behind half the others' prefills, which then do not stall its decode (those
+    behind it do, averaged over its place in the queue: `wave_mean_step`);
     requests beyond the batch wait for slots (closed loop: each lives in_flight / batch slot
     times; an uncapped burst runs in sub-waves of the batch, so a request waits for half the
     others). `output_tokens` 0 (unpublished): no turnover.
@@ -112,7 +113,8 @@ def request_times(
         queued = burst_queue_s(batch, shared_prefill_s, per_pass)
         first += queued
         if out > 1:
-            itl = step(min(room, max(0.0, turnover - queued / (out - 1)))) / gain
+            behind = max(0.0, turnover - queued / (out - 1))
+            itl = wave_mean_step(step, behind, room) / gain
             refill = refill_share(traffic.in_flight or batch, traffic.requests)
             if refill > 0.0:
                 # A closed loop of more requests than its cap: a request of a later wave is
@@ -134,6 +136,28 @@ def request_times(
         ttft_s=waiting + first, itl_s=itl, e2e_s=waiting + own, queue_wait_s=waiting,
         slot_s=cycle, prefill_per_step_s=per_step,
     )
+
+
+# Midpoints over a burst's queue positions (wave_mean_step): the mean of a piecewise-linear
+# step over a uniform spread, exact to well under a percent.
+WAVE_POSITIONS = 16
+
+
+def wave_mean_step(step: Callable[[float], float], behind_s: float, room_s: float) -> float:
+    """The mean over a burst's requests of their decode step, when on average `behind_s`
+    seconds of the prompts queued behind a request ride in each of its decode steps.
+
+    The first prompt served has every other prompt behind it, the last none: what rides in a
+    request's steps spreads evenly from 0 to `2 behind_s` over the queue, and each step carries
+    at most `room_s` (the token budget's room). The cap binds on the early requests only, so
+    capping the mean (min(room, behind)) overstated the ITL of a long queue in a small budget;
+    the step is averaged over the queue instead."""
+    if behind_s <= 0.0:
+        return step(0.0)
+    total = 0.0
+    for i in range(WAVE_POSITIONS):
+        total += step(min(room_s, 2.0 * behind_s * (i + 0.5) / WAVE_POSITIONS))
+    return total / WAVE_POSITIONS
 
 
 def refill_share(first_wave: float, requests: float | None) -> float:

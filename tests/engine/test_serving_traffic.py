@@ -2,7 +2,7 @@
 
 import pytest
 
-from app.engine.serving_traffic import Traffic, burst_queue_s, request_times
+from app.engine.serving_traffic import Traffic, burst_queue_s, request_times, wave_mean_step
 
 # A toy replica: a decode step of 10 ms, and prefill that never hides under it (step + x), so
 # the figures can be checked by hand. A 1,000-token prompt alone takes 0.5 s (2,000 tokens/s).
@@ -91,10 +91,13 @@ def test_a_long_prompt_runs_in_chunks_each_sharing_a_step() -> None:
 
 
 def test_no_step_carries_more_prefill_than_the_token_budget_leaves() -> None:
-    # 1,000 at once, 128-token prompts of 1 ms each (packed), 4 tokens out: unbounded, the
-    # turnover less the prompts ahead puts 1000 x 1 ms / 4 - 499.5 ms / 3 = 83.5 ms of prefill
-    # in each of a request's steps; a 8,192-token budget less the 1,000 decode tokens leaves
-    # room for 7,192 prompt tokens, 56 ms.
+    # 1,000 at once, 128-token prompts of 1 ms each (packed 64 a pass), 4 tokens out: the
+    # turnover (999 x 1 ms / 3) less the prompts ahead (burst_queue_s, 530.5 ms, / 3) leaves on
+    # average 156 ms of the prompts behind a request in each of its steps, spread from 0 (the
+    # last served) to 312 ms (the first); a 8,192-token budget less the 1,000 decode tokens leaves
+    # room for 7,192 prompt tokens, 56 ms, in a step. The cap binds on the early requests
+    # only: the mean over the queue of min(room, U), U uniform on [0, 2 m], is
+    # room - room^2 / (4 m).
     def times(budget: int | None):
         return request_times(
             lambda x: STEP_S + x, prompt_tokens=128, output_tokens=4, chunk_tokens=8192,
@@ -103,7 +106,11 @@ def test_no_step_carries_more_prefill_than_the_token_budget_leaves() -> None:
         )
     bounded, unbounded = times(8192), times(None)
     room = (8192 - 1000) * 0.001 / 128
-    assert bounded.itl_s == pytest.approx(STEP_S + room)
+    behind = (999 * 0.001 - burst_queue_s(1000, 0.001, 64.0)) / 3
+    assert behind == pytest.approx(0.156, rel=1e-2)
+    assert bounded.itl_s == pytest.approx(STEP_S + room - room**2 / (4 * behind), rel=1e-2)
+    # Capping the mean instead (every request at the room) overstated it.
+    assert bounded.itl_s < STEP_S + room - 0.004
     assert bounded.itl_s < unbounded.itl_s
     assert bounded.ttft_s == pytest.approx(unbounded.ttft_s)  # the prompts ahead still queue
     # The budget moves prefill to later steps, it does not remove it: the batch's cycle (its
@@ -186,3 +193,20 @@ def test_a_closed_loop_s_first_wave_queues_as_a_burst_the_rest_arrive_steadily()
     assert _times(1, requests=1).ttft_s == pytest.approx(_times(1).ttft_s)
     # Without the request count published, the stream is taken as steady throughout.
     assert _times(4, requests=None).ttft_s == pytest.approx(steady.ttft_s)
+
+
+def test_the_wave_mean_step_averages_over_the_queue_not_the_mean_capped() -> None:
+    # A step that hides 20 ms of prefill (flat, then + x): 0.1 s behind on average, room 0.15 s.
+    def step(x: float) -> float:
+        return STEP_S + max(0.0, x - 0.02)
+
+    # Nothing behind: a bare step; a room above the whole spread: the mean step is the
+    # step's mean over U uniform on [0, 0.2], (0.2 - 0.02)^2 / 2 / 0.2 = 81 ms above it.
+    assert wave_mean_step(step, 0.0, 0.15) == pytest.approx(STEP_S)
+    assert wave_mean_step(step, 0.1, 1.0) == pytest.approx(STEP_S + 0.081, rel=1e-2)
+    # The room caps the first-served requests, below the uncapped mean.
+    capped = wave_mean_step(step, 0.1, 0.15)
+    assert capped < wave_mean_step(step, 0.1, 1.0)
+    expected = (0.13**2 / 2 + 0.13 * 0.05) / 0.2  # U in [0.02, 0.15] rises, then flat at 0.13
+    assert capped == pytest.approx(STEP_S + expected, rel=1e-2)
+    assert capped < step(min(0.15, 0.1))  # the old cap of the mean
