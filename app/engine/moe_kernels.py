@@ -1,19 +1,27 @@
 """Fixed kernel time of one mixture-of-experts layer per forward pass, beyond its expert bytes.
 
-Documented in docs/engine.md section 7 ("Mixture-of-experts and MLA fixed costs").
+Documented in docs/engine.md section 5 ("The fused-MoE layer under CUDA graphs").
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from .mla_kernels import MLA_KERNEL_RUNTIMES
 
 if TYPE_CHECKING:
-    from .runtime import RuntimeProfile
     from .specs import ModelSpec, Workload
 
-# MoE fixed cost per layer (docs/engine.md 7). vLLM / SGLang / TensorRT-LLM decode replays a
+
+class RuntimeProfile(Protocol):
+    """The fields of runtime.RuntimeProfile read here (runtime imports this module)."""
+
+    name: str
+    moe_fixed_s_per_layer: float
+    moe_fixed_s_per_layer_mxfp4: float | None
+
+
+# MoE fixed cost per layer (docs/engine.md 5). vLLM / SGLang / TensorRT-LLM decode replays a
 # CUDA graph, and at batch 1 the fused-MoE op (token sort/align, two grouped GEMMs, activation,
 # weighted sum) takes 11-25 µs beyond reading its experts' bytes at the fitted bandwidth share
 # in vLLM's own kernel benchmark (benchmark_moe.py, graph replay): Qwen3-30B-A3B BF16 on an A100
