@@ -6,6 +6,12 @@ from dataclasses import replace
 from types import MappingProxyType
 
 from .mla_kernels import MLA_KERNEL_SHARE
+from .moe_kernels import (
+    MOE_FIXED_S_PER_LAYER_EARLY,
+    MOE_FIXED_S_PER_LAYER_LLAMA_CPP,
+    MOE_FIXED_S_PER_LAYER_MXFP4,
+    MOE_FIXED_S_PER_LAYER_VLLM,
+)
 from .precision import PRECISIONS
 from .prep import accelerator_class, efficiency, foreign_backend, prefill_efficiency
 from .prepared import Prepared, calibrated_memo
@@ -13,8 +19,6 @@ from .runtime import (
     CALIBRATION,
     CALIBRATION_ALIASES,
     MLA_FIXED_S_PER_LAYER,
-    MOE_FIXED_S_PER_LAYER_LLAMA_CPP,
-    MOE_FIXED_S_PER_LAYER_VLLM,
     Efficiency,
     RuntimeProfile,
 )
@@ -31,12 +35,15 @@ _BASE_ASSUMPTIONS = (
     "instructions per weight format / the cores' issue rate) + all-reduce and pipeline-hop "
     "time + fixed per-layer and per-step costs",
     "MoE decode reads E x (1 - (1 - k/E)^batch) distinct experts per layer (uniform routing)",
-    f"Each MoE layer adds {MOE_FIXED_S_PER_LAYER_VLLM * 1e6:g} µs (vLLM/SGLang/TensorRT-LLM) "
-    f"or {MOE_FIXED_S_PER_LAYER_LLAMA_CPP * 1e6:g} µs (llama.cpp/Ollama/MLX) and each MLA layer "
-    f"{MLA_FIXED_S_PER_LAYER * 1e6:g} µs of fixed kernel time per forward pass (routing, "
-    "dispatch/combine, absorbed-attention kernels); today's vLLM/SGLang/TensorRT-LLM MLA and "
-    f"block-FP8 kernels take {MLA_KERNEL_SHARE:g} of both for an MLA model (DeepSeek), an "
-    "estimate; no speculative decoding / MTP",
+    f"Each MoE layer adds {MOE_FIXED_S_PER_LAYER_VLLM * 1e6:g} µs (vLLM/SGLang/TensorRT-LLM "
+    f"fused-MoE kernels under CUDA graphs; {MOE_FIXED_S_PER_LAYER_MXFP4 * 1e6:g} µs for MXFP4 "
+    f"experts, which take other kernels) or {MOE_FIXED_S_PER_LAYER_LLAMA_CPP * 1e6:g} µs "
+    "(llama.cpp/Ollama/MLX) of fixed kernel time per forward pass (routing, token sort, "
+    "activation and sum kernels; expert-parallel all-to-all is counted apart), and each MLA "
+    f"layer {MLA_FIXED_S_PER_LAYER * 1e6:g} µs (absorbed-attention kernels); an MLA model "
+    "(DeepSeek) on vLLM/SGLang/TensorRT-LLM pays the early-2025 "
+    f"{MOE_FIXED_S_PER_LAYER_EARLY * 1e6:g} µs per MoE layer, and today's kernels take "
+    f"{MLA_KERNEL_SHARE:g} of that and its MLA time, an estimate; no speculative decoding / MTP",
     "Prefill time is for one prompt of prompt_tokens; time to first token excludes queueing",
     "Aggregate tokens/s counts only replicas that hold sequences; $ and J per token divide the "
     "whole build's cost and power (idle accelerators included) by generated tokens/s with each "

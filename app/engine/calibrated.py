@@ -76,8 +76,8 @@ EFFICIENCY: dict[tuple[str, ...], tuple[float, float, float, float, float | None
     ("trt-llm", "CUDA/ROCm unified"): (0.75, 0.6, 0.2156, 3e-06, None, 0.0, 0.0),
     ("trt-llm", "HBM datacenter"): (0.8, 0.6, 0.2495, 3e-06, None, 0.0, 0.0),
     ("trt-llm", "discrete GDDR"): (0.8, 0.6, 0.2156, 3e-06, None, 0.0, 0.0),
-    ("vllm", "Apple unified"): (0.5759, 0.55, 0.1201, 1.5e-05, 0.07096, 0.0, 0.0),
-    ("vllm", "CUDA/ROCm unified"): (0.5759, 0.55, 0.1201, 1.5e-05, 0.07096, 0.0, 0.0),
-    ("vllm", "HBM datacenter"): (0.5759, 0.55, 0.1201, 1.5e-05, 0.07096, 0.0, 0.0),
-    ("vllm", "discrete GDDR"): (0.5759, 0.55, 0.1201, 1.5e-05, 0.07096, 0.0, 0.0),
+    ("vllm", "Apple unified"): (0.5209, 0.55, 0.139, 1.5e-05, 0.07096, 0.0, 0.0),
+    ("vllm", "CUDA/ROCm unified"): (0.5209, 0.55, 0.139, 1.5e-05, 0.07096, 0.0, 0.0),
+    ("vllm", "HBM datacenter"): (0.5209, 0.55, 0.139, 1.5e-05, 0.07096, 0.0, 0.0),
+    ("vllm", "discrete GDDR"): (0.5209, 0.55, 0.139, 1.5e-05, 0.07096, 0.0, 0.0),
 }

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .graph_capture import runs_without_graphs
 from .mla_kernels import MLA_KERNEL_RUNTIMES, MLA_KERNEL_SHARE
+from .moe_kernels import moe_fixed_s_per_layer
 from .precision import PRECISIONS, Precision, gemm_compute, ggml_gemm_compute
 from .runtime import (
     LINK_DEFAULT_GBS,
@@ -298,11 +299,10 @@ def fixed_per_pass(
     rt: RuntimeProfile, build: BuildSpec, model: ModelSpec, workload: Workload
 ) -> float:
     """Fixed seconds of one forward pass over all layers: launches, MoE routing, MLA kernels."""
-    kernels = rt.moe_fixed_s_per_layer * model.moe_layers
+    kernels = moe_fixed_s_per_layer(rt, model, workload) * model.moe_layers
     if model.kv_lora_rank:
         kernels += MLA_FIXED_S_PER_LAYER * model.num_hidden_layers
-        # Today's MLA decode and block-FP8 kernels (vLLM, SGLang, TensorRT-LLM since spring
-        # 2025) take a share of the early-2025 time for an MLA model's attention and experts.
+        # Today's MLA and block-FP8 kernels (spring 2025 on) take a share of the early time.
         if rt.name in MLA_KERNEL_RUNTIMES and not workload.early_mla_kernels:
             kernels *= MLA_KERNEL_SHARE
     return fixed_per_layer(rt, build, workload) * model.num_hidden_layers + kernels

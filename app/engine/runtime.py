@@ -10,6 +10,12 @@ from types import MappingProxyType
 
 from .calibrated import EFFICIENCY as FITTED_EFFICIENCY
 from .efficiency import Efficiency
+from .moe_kernels import (
+    MOE_FIXED_S_PER_LAYER_EAGER,
+    MOE_FIXED_S_PER_LAYER_LLAMA_CPP,
+    MOE_FIXED_S_PER_LAYER_MXFP4,
+    MOE_FIXED_S_PER_LAYER_VLLM,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,7 +31,8 @@ class RuntimeProfile:
     decode_compute_efficiency: float  # achieved / peak in batched decode (skinny GEMMs, GEMV)
     fixed_s_per_layer: float  # kernel launches / syncs per layer per decode step
     fixed_s_per_step: float  # scheduler, sampling, host work per decode step
-    # Fixed time per decode pass of one mixture-of-experts layer (routing, dispatch, combine).
+    # Fixed time per forward pass of one mixture-of-experts layer beyond its expert bytes
+    # (router, top-k, token sort/align, activation and sum kernels; EP all-to-all is separate).
     moe_fixed_s_per_layer: float
     # How the runtime splits a model by default:
     #   "tensor": tensor parallel inside a node, pipeline stages across nodes, replicas beyond
@@ -58,14 +65,11 @@ class RuntimeProfile:
     # then launches its kernels from Python, as this multiple of the graphed step; 1: not
     # modelled (llama.cpp's graphless decode is graph_capture's launch count instead).
     eager_step_factor: float = 1.0
+    # MoE fixed time of MXFP4 experts where the runtime runs them outside its fused-MoE kernel
+    # (vLLM and kin: MOE_FIXED_S_PER_LAYER_MXFP4); None: moe_fixed_s_per_layer.
+    moe_fixed_s_per_layer_mxfp4: float | None = None
 
 
-# MoE fixed cost per layer: vLLM's fused-MoE path was hand-set from the gpt-oss-120b on A100
-# calibration rows (11.1 ms per token measured vs 3.4 ms of weight reads over 36 MoE layers);
-# llama.cpp runs the whole routed MLP of a layer as one fused mul_mat_id kernel per projection
-# (ggml-cuda), so its fixed part is a few launches: 40 µs, an estimate (docs/engine.md 7).
-MOE_FIXED_S_PER_LAYER_VLLM = 200e-6
-MOE_FIXED_S_PER_LAYER_LLAMA_CPP = 40e-6
 # llama.cpp's default logical batch (llama-bench/llama-server -b 2048): one llama_decode call.
 LLAMA_CPP_BATCH_TOKENS = 2048
 OLLAMA_BATCH_TOKENS = 512  # Ollama's num_batch default: one micro-batch per call
@@ -87,7 +91,18 @@ SGLANG_EAGER_PREFILL_S_PER_LAYER = 82.6e-3 / 61
 TRTLLM_EAGER_STEP_FACTOR = 1.22 * 1.04
 # Calibrated against benchmarks/data/measurements.csv (see docs/engine.md, "Calibration").
 _VLLM = RuntimeProfile(
-    "vllm", 0.90, 1.0, 8192, 0.80, 0.55, 0.30, 4e-6, 1.0e-3, MOE_FIXED_S_PER_LAYER_VLLM, "tensor"
+    "vllm",
+    0.90,
+    1.0,
+    8192,
+    0.80,
+    0.55,
+    0.30,
+    4e-6,
+    1.0e-3,
+    MOE_FIXED_S_PER_LAYER_VLLM,
+    "tensor",
+    moe_fixed_s_per_layer_mxfp4=MOE_FIXED_S_PER_LAYER_MXFP4,
 )
 _LLAMA_CPP = RuntimeProfile(
     "llama.cpp",
@@ -123,6 +138,7 @@ RUNTIMES: MappingProxyType[str, RuntimeProfile] = MappingProxyType(
             MOE_FIXED_S_PER_LAYER_VLLM,
             "tensor",
             prefill_host_s_per_layer=SGLANG_EAGER_PREFILL_S_PER_LAYER,
+            moe_fixed_s_per_layer_mxfp4=MOE_FIXED_S_PER_LAYER_MXFP4,
         ),
         "trt-llm": RuntimeProfile(
             "trt-llm",
@@ -137,6 +153,7 @@ RUNTIMES: MappingProxyType[str, RuntimeProfile] = MappingProxyType(
             MOE_FIXED_S_PER_LAYER_VLLM,
             "tensor",
             eager_step_factor=TRTLLM_EAGER_STEP_FACTOR,
+            moe_fixed_s_per_layer_mxfp4=MOE_FIXED_S_PER_LAYER_MXFP4,
         ),
         "llama.cpp": _LLAMA_CPP,
         # Ollama runs llama.cpp: its profile, but one micro-batch per call (num_batch).
@@ -165,7 +182,7 @@ RUNTIMES: MappingProxyType[str, RuntimeProfile] = MappingProxyType(
             0.20,
             10e-6,
             2.0e-3,
-            MOE_FIXED_S_PER_LAYER_VLLM,
+            MOE_FIXED_S_PER_LAYER_EAGER,  # eager PyTorch: no graph, the old hand-set figure
             "tensor",
         ),
     }
@@ -184,12 +201,6 @@ UNIFIED_BANDWIDTH_EFFICIENCY = 0.60  # Apple (Metal)
 UNIFIED_BANDWIDTH_EFFICIENCY_OTHER = 0.75  # CUDA / ROCm unified devices, an estimate
 UNIFIED_FIXED_S_PER_LAYER = 60e-6  # Apple (Metal) only
 
-# Fixed time per decode forward pass of one mixture-of-experts layer, beyond its weight bytes:
-# router GEMM, top-k softmax, token sort/align, permute (dispatch) and weighted combine, two
-# grouped-GEMM launches whose expert tiles run near-empty at small batch. These are short
-# kernels that do not overlap with the bandwidth-bound GEMMs. Per runtime: see
-# RuntimeProfile.moe_fixed_s_per_layer and docs/engine.md section 7.
-MOE_FIXED_S_PER_LAYER = MOE_FIXED_S_PER_LAYER_VLLM
 
 # llama.cpp CUDA decode before CUDA graphs (PR #6766, merged 2024-05-08) launched every kernel
 # from the host: the PR's tg gains on Llama 2 7B give 25 (RTX 3090), 13 (RTX 4090) and 27 us

@@ -227,6 +227,7 @@ def test_early_2025_mla_kernels_cost_more_than_todays_and_llama_cpp_is_unchanged
     # kernel time; today's pay MLA_KERNEL_SHARE of it. llama.cpp runs its own kernels.
     from app.engine import RUNTIMES
     from app.engine.mla_kernels import MLA_KERNEL_SHARE
+    from app.engine.moe_kernels import moe_fixed_s_per_layer
     from app.engine.runtime import MLA_FIXED_S_PER_LAYER
 
     model = spec(DEEPSEEK_V3)
@@ -235,7 +236,7 @@ def test_early_2025_mla_kernels_cost_more_than_todays_and_llama_cpp_is_unchanged
     early = estimate(NODE_H200, model, dataclasses.replace(w, early_mla_kernels=True)).throughput
     assert today is not None and early is not None
     rt = RUNTIMES["sglang"]
-    kernels = rt.moe_fixed_s_per_layer * model.moe_layers
+    kernels = moe_fixed_s_per_layer(rt, model, w) * model.moe_layers
     kernels += MLA_FIXED_S_PER_LAYER * model.num_hidden_layers
     saved = early.decode_fixed_s - today.decode_fixed_s
     assert saved == pytest.approx((1 - MLA_KERNEL_SHARE) * kernels)
