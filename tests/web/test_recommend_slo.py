@@ -27,10 +27,12 @@ def test_page_ranks_the_builds_at_the_slo_like_the_api(web: TestClient) -> None:
 
 def test_page_says_which_limit_a_build_misses(web: TestClient) -> None:
     api = web.get("/api/v1/recommend", params=QUERY).json()["at_slo"]
-    miss = next(m for m in api["missed"] if m["limits"] == ["ttft_s_max"])
+    # Any build whose first token is too slow even alone (the catalog's figures decide which).
+    miss = next(m for m in api["missed"] if "ttft_s_max" in m["limits"])
     doc = parse(web.get("/recommend", params=QUERY).text)
     text = doc.one("li", data_build=miss["build"]["slug"]).text()
-    assert "misses time to first token ≤ 2 s: even with one request, its first token takes" in text
+    assert "misses time to first token ≤ 2 s" in text
+    assert "even with one request, its first token takes" in text
 
 
 def test_page_keeps_the_slo_in_its_form_and_json_twin(web: TestClient) -> None:
