@@ -16,9 +16,12 @@ if TYPE_CHECKING:
 class RuntimeProfile(Protocol):
     """The fields of runtime.RuntimeProfile read here (runtime imports this module)."""
 
-    name: str
-    moe_fixed_s_per_layer: float
-    moe_fixed_s_per_layer_mxfp4: float | None
+    @property
+    def name(self) -> str: ...
+    @property
+    def moe_fixed_s_per_layer(self) -> float: ...
+    @property
+    def moe_fixed_s_per_layer_mxfp4(self) -> float | None: ...
 
 
 # MoE fixed cost per layer (docs/engine.md 5). vLLM / SGLang / TensorRT-LLM decode replays a
