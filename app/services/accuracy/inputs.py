@@ -214,8 +214,7 @@ def _workload(record: MeasurementIn) -> Workload:
         # A build of the CUDA-graph era whose graph ggml-cuda still refused to capture, as the
         # row's note states it (`cuda_graphs=off`, e.g. Qwen3-Next's unfused delta rule).
         cuda_graphs=not before_cuda_graphs(record) and stated_flag(record, "cuda_graphs", True),
-        early_mla_kernels=mla_kernel_flags(record)["early_mla_kernels"],
-        triton_mla_decode=mla_kernel_flags(record)["triton_mla_decode"],
+        **mla_kernel_flags(record),
         decode_sequences=1 if one_sequence_micro_batch(record) else None,
     )
     try:

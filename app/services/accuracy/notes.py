@@ -6,6 +6,7 @@ then reported under "Not predicted" with the reason, never dropped; docs/engine.
 import re
 from datetime import date
 from types import MappingProxyType
+from typing import TypedDict
 
 from app.engine.token_budget import release_numbers
 from app.schemas.measurement import MeasurementIn
@@ -155,7 +156,12 @@ def triton_mla_decode(record: MeasurementIn) -> bool:
     )
 
 
-def mla_kernel_flags(record: MeasurementIn) -> dict[str, bool]:
+class MlaKernelFlags(TypedDict):
+    early_mla_kernels: bool
+    triton_mla_decode: bool
+
+
+def mla_kernel_flags(record: MeasurementIn) -> MlaKernelFlags:
     """The Workload's MLA kernel fields for the run: early_mla_kernels, triton_mla_decode."""
     return {
         "early_mla_kernels": before_mla_kernels(record),
